@@ -1,0 +1,5 @@
+import sys
+
+from pcnn_explore.cli import main
+
+sys.exit(main())

@@ -1,0 +1,39 @@
+"""Command line: ``pcnn-explore train | record | reproduce``.
+
+Each sub-command lives in its own module, which provides two functions:
+
+- ``add_arguments(parser: argparse.ArgumentParser) -> None``
+- ``run_cli(args: argparse.Namespace) -> int`` (the exit status)
+
+The modules are imported only when their sub-command runs, so ``--help`` stays fast.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+#: sub-command -> (module, one-line help)
+COMMANDS = {
+    "train": ("pcnn_explore.train", "train a DQN agent, with or without the pseudo-count bonus"),
+    "record": ("pcnn_explore.record", "record one episode while a density model trains online"),
+    "reproduce": ("pcnn_explore.reproduce", "execute the experiment notebooks headlessly"),
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    parser = argparse.ArgumentParser(prog="pcnn-explore", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name, (module, help_text) in COMMANDS.items():
+        p = sub.add_parser(name, help=help_text, description=help_text)
+        p.set_defaults(_module=module)
+        # Only the chosen sub-command's module is imported (torch and friends are slow to load).
+        if argv[:1] == [name]:
+            importlib.import_module(module).add_arguments(p)
+    args = parser.parse_args(argv)
+    return int(importlib.import_module(args._module).run_cli(args) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

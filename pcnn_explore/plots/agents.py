@@ -1,0 +1,2 @@
+"""agents figures."""
+__all__: list[str] = []

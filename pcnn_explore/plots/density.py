@@ -1,0 +1,2 @@
+"""density figures."""
+__all__: list[str] = []

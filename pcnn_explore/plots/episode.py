@@ -1,0 +1,2 @@
+"""episode figures."""
+__all__: list[str] = []

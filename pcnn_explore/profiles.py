@@ -1,0 +1,53 @@
+"""Run profiles shared by every experiment: ``smoke``, ``study`` and ``paper``.
+
+- ``smoke``: seconds, for tests and CI. Numbers are plumbing checks, not results.
+- ``study``: at most about 20 minutes per notebook on 2 CPU cores, large enough to show the finding.
+- ``paper``: the paper's budgets (frames, seeds), meant for a GPU.
+
+Each experiment declares a settings dataclass deriving from :class:`ExperimentSettings` with a
+``PRESETS`` mapping ``profile -> {field: value}``; ``Settings.preset("study", seed=3)`` builds one.
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, ClassVar
+
+PROFILES = ("smoke", "study", "paper")
+
+
+def check_profile(profile: str) -> str:
+    """Return ``profile`` if it is a known profile, else raise ValueError naming the choices."""
+    if profile not in PROFILES:
+        raise ValueError(f"unknown profile {profile!r}: choose one of {', '.join(PROFILES)}")
+    return profile
+
+
+@dataclasses.dataclass
+class ExperimentSettings:
+    """Base for an experiment's settings; subclasses are dataclasses with a ``PRESETS`` table."""
+
+    PRESETS: ClassVar[dict[str, dict[str, Any]]] = {}
+
+    @classmethod
+    def preset(cls, profile: str, **overrides: Any):
+        check_profile(profile)
+        names = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(overrides) - names)
+        if unknown:
+            raise TypeError(f"{cls.__name__} has no setting(s) {unknown}; known: {sorted(names)}")
+        values = {**cls.PRESETS.get(profile, {}), **{k: v for k, v in overrides.items() if v is not None}}
+        return cls(profile=profile, **values) if "profile" in names else cls(**values)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+def default_profile() -> str:
+    """The profile a notebook uses when nobody passes one.
+
+    ``study`` for a person in JupyterLab; CI and ``pytest --nbval-lax`` set the environment
+    variable ``PCNN_EXPLORE_PROFILE=smoke``. Papermill's injected parameters override both.
+    """
+    import os
+
+    return check_profile(os.environ.get("PCNN_EXPLORE_PROFILE", "study"))
