@@ -1,0 +1,296 @@
+"""Environment factories: Atari through ale-py (the Nature DQN pipeline) and MiniGrid pixel worlds.
+
+Every environment made here yields two views of each state:
+
+- the **agent's observation**: a uint8 array of shape (C, H, W), channels first.
+  Atari: (4, 84, 84), the Nature DQN pipeline (grey, 84x84, frame skip 4, max over the last two
+  raw frames, up to 30 no-op actions at reset, a stack of the last 4 processed frames).
+  MiniGrid: (3 * frame_stack, H, W), the RGB render of the whole grid (or of the agent's view) at
+  ``tile_size`` pixels per cell.
+- the **density frame**: ``info["density_frame"]``, a (42, 42) uint8 array with values 0..7 made
+  by :func:`pcnn_explore.frames.to_density_frame` from the RGB picture of the state (Atari: the
+  raw 210x160 RGB screen after the last emulator frame of the step; MiniGrid: the full-grid RGB
+  render, without the view-cone highlight). It is present after ``reset`` and after every ``step``.
+
+Atari defaults (state them when you report results):
+
+- ``sticky_actions=0.25``: the ALE ``-v5`` default (Machado et al. 2018): with probability 0.25
+  the emulator repeats the previous action on each raw frame. The paper (2017) used the older
+  deterministic ALE; pass ``sticky_actions=0.0`` for that protocol.
+- ``terminal_on_life_loss=False``: losing a life does not end the episode (an episode is a game).
+- ``noop_max=30``, ``frame_skip=4``, ``screen_size=84``, ``frame_stack=4``.
+
+Env ids are checked before anything is built: ``ALE/<Game>-v5`` and any registered
+``MiniGrid-*`` id (including ones registered by your own code).
+"""
+from __future__ import annotations
+
+import difflib
+from typing import Any, Callable
+
+import gymnasium as gym
+import numpy as np
+
+from pcnn_explore.frames import to_density_frame
+
+__all__ = ["make_env", "make_raw_env", "check_env_id", "is_atari", "is_minigrid", "DensityFrameInfo"]
+
+EXAMPLE_IDS = ("ALE/Pong-v5", "ALE/MontezumaRevenge-v5", "ALE/Freeway-v5", "MiniGrid-Empty-8x8-v0",
+               "MiniGrid-DoorKey-8x8-v0", "MiniGrid-MultiRoom-N4-S5-v0")
+
+
+def _register_all() -> None:
+    import ale_py
+    import minigrid  # noqa: F401  (registers the MiniGrid-* ids)
+
+    gym.register_envs(ale_py)
+
+
+def is_atari(env_id: str) -> bool:
+    return isinstance(env_id, str) and env_id.startswith("ALE/")
+
+
+def is_minigrid(env_id: str) -> bool:
+    return isinstance(env_id, str) and env_id.startswith("MiniGrid-")
+
+
+def check_env_id(env_id: object) -> str:
+    """Return ``env_id`` if it names a supported, registered environment; else raise ValueError/TypeError.
+
+    Supported: ``ALE/<Game>-v5`` (Atari through ale-py) and registered ``MiniGrid-*`` ids.
+    """
+    if not isinstance(env_id, str):
+        raise TypeError(f"env id must be a string such as {EXAMPLE_IDS[0]!r}, got {type(env_id).__name__}")
+    _register_all()
+    if not (is_atari(env_id) or is_minigrid(env_id)):
+        raise ValueError(
+            f"unsupported env id {env_id!r}: use an Atari id 'ALE/<Game>-v5' or a MiniGrid id "
+            f"'MiniGrid-...'; for example {', '.join(EXAMPLE_IDS)}"
+        )
+    if env_id not in gym.registry:
+        family = "ALE/" if is_atari(env_id) else "MiniGrid-"
+        known = [k for k in gym.registry if k.startswith(family)]
+        close = difflib.get_close_matches(env_id, known, n=3, cutoff=0.6)
+        hint = f"did you mean {', '.join(close)}?" if close else f"for example {', '.join(EXAMPLE_IDS)}"
+        raise ValueError(f"unknown env id {env_id!r}: it is not registered with gymnasium; {hint}")
+    if is_atari(env_id) and not env_id.endswith("-v5"):
+        raise ValueError(f"Atari env id {env_id!r}: use the -v5 id (for example 'ALE/Pong-v5'); "
+                         "sticky actions and frame skip are set by make_env's arguments")
+    return env_id
+
+
+class DensityFrameInfo(gym.Wrapper):
+    """Adds ``info["density_frame"]`` ((42, 42) uint8, 0..7) to every ``reset`` and ``step``.
+
+    ``rgb_fn(env)`` returns the (H, W, 3) uint8 RGB picture of the current state. With
+    ``keep_rgb=True`` that picture is also returned as ``info["rgb"]`` (for recording code).
+    """
+
+    def __init__(self, env: gym.Env, rgb_fn: Callable[[gym.Env], np.ndarray], keep_rgb: bool = False):
+        super().__init__(env)
+        self._rgb_fn = rgb_fn
+        self._keep_rgb = keep_rgb
+
+    def _add(self, info: dict) -> dict:
+        rgb = self._rgb_fn(self.env)
+        info = dict(info)
+        info["density_frame"] = to_density_frame(rgb)
+        if self._keep_rgb:
+            info["rgb"] = rgb
+        return info
+
+    def reset(self, **kwargs):
+        obs, info = self.env.reset(**kwargs)
+        return obs, self._add(info)
+
+    def step(self, action):
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        return obs, reward, terminated, truncated, self._add(info)
+
+
+def _ale_rgb(env: gym.Env) -> np.ndarray:
+    return env.unwrapped.ale.getScreenRGB()
+
+
+def _full_render(u: Any, tile_size: int) -> np.ndarray:
+    """The full-grid RGB render of a MiniGrid env without the view-cone highlight, (H, W, 3) uint8.
+
+    Same picture as ``get_frame(highlight=False)``, without computing the visibility mask.
+    """
+    return u.grid.render(tile_size, u.agent_pos, u.agent_dir, highlight_mask=None)
+
+
+def _cached_minigrid_rgb(env: gym.Env) -> np.ndarray:
+    """The full render :class:`MiniGridPixels` made for this step's observation (rendered once)."""
+    return env.get_wrapper_attr("full_rgb")
+
+
+def _minigrid_rgb(tile_size: int) -> Callable[[gym.Env], np.ndarray]:
+    return lambda env: _full_render(env.unwrapped, tile_size)
+
+
+class MiniGridPixels(gym.ObservationWrapper):
+    """MiniGrid observation -> (3, H, W) uint8 RGB picture at ``tile_size`` pixels per cell.
+
+    ``view="full"``: the whole grid (fully observable; the agent is the red triangle).
+    ``view="partial"``: the agent's egocentric 7x7 view.
+    """
+
+    def __init__(self, env: gym.Env, tile_size: int = 4, view: str = "full"):
+        super().__init__(env)
+        if view not in ("full", "partial"):
+            raise ValueError(f"view must be 'full' or 'partial', got {view!r}")
+        self.tile_size, self.view = tile_size, view
+        u = env.unwrapped
+        if view == "full":
+            h, w = u.height * tile_size, u.width * tile_size
+        else:
+            h = w = u.agent_view_size * tile_size
+        self.observation_space = gym.spaces.Box(0, 255, (3, h, w), np.uint8)
+
+    def observation(self, observation):
+        u = self.env.unwrapped
+        self.full_rgb = _full_render(u, self.tile_size)
+        if self.view == "full":
+            rgb = self.full_rgb
+        else:
+            rgb = u.get_frame(tile_size=self.tile_size, agent_pov=True)
+        return np.ascontiguousarray(rgb.transpose(2, 0, 1))
+
+
+class ActionSubset(gym.ActionWrapper):
+    """Keep only the first ``n`` actions (MiniGrid: 3 = left, right, forward; 6 drops 'done')."""
+
+    def __init__(self, env: gym.Env, n: int):
+        super().__init__(env)
+        if not 1 <= n <= env.action_space.n:
+            raise ValueError(f"n_actions must be between 1 and {env.action_space.n}, got {n}")
+        self.action_space = gym.spaces.Discrete(n)
+
+    def action(self, action):
+        return int(action)
+
+
+class ChannelStack(gym.ObservationWrapper):
+    """(k, C, H, W) frame stack -> (k*C, H, W)."""
+
+    def __init__(self, env: gym.Env):
+        super().__init__(env)
+        k, c, h, w = env.observation_space.shape
+        self.observation_space = gym.spaces.Box(0, 255, (k * c, h, w), np.uint8)
+
+    def observation(self, observation):
+        return np.asarray(observation).reshape(self.observation_space.shape)
+
+
+def _check_common(seed: object, sticky_actions: float, frame_stack: int) -> None:
+    if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    if not 0.0 <= float(sticky_actions) <= 1.0:
+        raise ValueError(f"sticky_actions is a probability in [0, 1], got {sticky_actions}")
+    if not isinstance(frame_stack, (int, np.integer)) or frame_stack < 1:
+        raise ValueError(f"frame_stack must be a positive integer, got {frame_stack!r}")
+
+
+def make_env(
+    env_id: str,
+    seed: int = 0,
+    *,
+    sticky_actions: float = 0.25,
+    terminal_on_life_loss: bool = False,
+    noop_max: int = 30,
+    frame_skip: int = 4,
+    screen_size: int = 84,
+    frame_stack: int | None = None,
+    tile_size: int = 4,
+    view: str = "full",
+    n_actions: int | None = None,
+    keep_rgb: bool = False,
+) -> gym.Env:
+    """Build the agent's environment for ``env_id``; see the module docstring for both views.
+
+    Atari (``ALE/<Game>-v5``): Nature DQN pipeline, observation (frame_stack=4, 84, 84) uint8.
+    Arguments ``sticky_actions`` (default 0.25, the v5 default), ``terminal_on_life_loss``
+    (default False), ``noop_max``, ``frame_skip``, ``screen_size``.
+    MiniGrid (``MiniGrid-*``): observation (3 * frame_stack, H, W) uint8 with frame_stack default 1,
+    ``tile_size`` pixels per grid cell (default 4: an 8x8 grid is 32x32 pixels), ``view`` "full"
+    (whole grid, default) or "partial" (agent's view), ``n_actions`` to keep the first n actions.
+
+    The env is seeded with ``seed`` on its first ``reset()``; pass ``reset(seed=...)`` to reseed.
+    ``info["density_frame"]`` is always present; ``info["rgb"]`` too when ``keep_rgb``.
+    """
+    check_env_id(env_id)
+    stack = frame_stack if frame_stack is not None else (4 if is_atari(env_id) else 1)
+    _check_common(seed, sticky_actions, stack)
+    if is_atari(env_id):
+        from gymnasium.wrappers import AtariPreprocessing, FrameStackObservation
+
+        env = gym.make(env_id, frameskip=1, repeat_action_probability=float(sticky_actions),
+                       full_action_space=False)
+        env = AtariPreprocessing(env, noop_max=noop_max, frame_skip=frame_skip, screen_size=screen_size,
+                                 terminal_on_life_loss=terminal_on_life_loss, grayscale_obs=True,
+                                 scale_obs=False)
+        env = FrameStackObservation(env, stack)  # (stack, 84, 84): already channels first
+        env = DensityFrameInfo(env, _ale_rgb, keep_rgb)
+    else:
+        if not isinstance(tile_size, (int, np.integer)) or tile_size < 1:
+            raise ValueError(f"tile_size must be a positive integer (pixels per grid cell), got {tile_size!r}")
+        env = gym.make(env_id)
+        if n_actions is not None:
+            env = ActionSubset(env, n_actions)
+        env = MiniGridPixels(env, tile_size=tile_size, view=view)
+        if stack > 1:
+            from gymnasium.wrappers import FrameStackObservation
+
+            env = ChannelStack(FrameStackObservation(env, stack))
+        env = DensityFrameInfo(env, _cached_minigrid_rgb, keep_rgb)
+    return _SeedOnFirstReset(env, int(seed))
+
+
+def make_raw_env(
+    env_id: str,
+    seed: int = 0,
+    *,
+    sticky_actions: float = 0.25,
+    frame_skip: int = 4,
+    tile_size: int = 8,
+    n_actions: int | None = None,
+) -> gym.Env:
+    """An environment whose observations are the RGB pictures of the state, (H, W, 3) uint8.
+
+    Atari: the raw 210x160x3 screen with ``frame_skip`` emulator frames per step (no max-pooling,
+    no no-ops), sticky actions as in :func:`make_env`. MiniGrid: the full-grid render at
+    ``tile_size`` pixels per cell. ``info["density_frame"]`` is present as in :func:`make_env`.
+    """
+    check_env_id(env_id)
+    _check_common(seed, sticky_actions, 1)
+    if is_atari(env_id):
+        env = gym.make(env_id, frameskip=frame_skip, repeat_action_probability=float(sticky_actions),
+                       full_action_space=False, obs_type="rgb")
+        env = DensityFrameInfo(env, _ale_rgb)
+    else:
+        env = gym.make(env_id)
+        if n_actions is not None:
+            env = ActionSubset(env, n_actions)
+        env = gym.wrappers.TransformObservation(
+            env, lambda _obs, e=env: _minigrid_rgb(tile_size)(e),
+            observation_space=None)
+        probe = env.unwrapped
+        env.observation_space = gym.spaces.Box(0, 255, (probe.height * tile_size, probe.width * tile_size, 3),
+                                               np.uint8)
+        env = DensityFrameInfo(env, _minigrid_rgb(tile_size))
+    return _SeedOnFirstReset(env, int(seed))
+
+
+class _SeedOnFirstReset(gym.Wrapper):
+    def __init__(self, env: gym.Env, seed: int):
+        super().__init__(env)
+        self._pending_seed: int | None = seed
+        env.action_space.seed(seed)
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        if seed is None and self._pending_seed is not None:
+            seed = self._pending_seed
+        self._pending_seed = None
+        return self.env.reset(seed=seed, options=options)
+
