@@ -1,0 +1,189 @@
+"""Search for a CPU-scale hard-exploration task (issue 4, item 5), and print the evidence.
+
+Stage ``random`` (cheap, seconds): a uniformly random policy on candidate MiniGrid tasks;
+success rate per episode, mean episode length, and the expected number of agent steps before a
+first success (mean steps per episode / success rate). An epsilon-greedy DQN explores like this
+policy until it has seen a reward, so a task is hard for it when the expected steps to a first
+success exceed the training budget.
+
+Stage ``agents`` (minutes per run): DQN, DQN+MMC, DQN-PixelCNN+MMC (and optional others) on
+the chosen task over several seeds, run in parallel worker processes, each single-threaded.
+Success = the agent reaches the goal in at least half of its last ``--window`` training episodes.
+
+Usage::
+
+    python benchmarks/task_search.py random [--episodes 300]
+    python benchmarks/task_search.py agents --env MiniGrid-Serpentine-9x9-v0 --steps 30000 \
+        --seeds 0 1 2 --workers 2 [--variants dqn dqn_mmc pixelcnn_mmc]
+    python benchmarks/task_search.py table   # print the table stored in data/task_search.json
+
+Both stages merge their results into ``data/task_search.json`` (one entry per stage) and print
+their table.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+DATA = ROOT / "data" / "task_search.json"
+
+CANDIDATES = (
+    "MiniGrid-Empty-8x8-v0",
+    "MiniGrid-Empty-16x16-v0",
+    "MiniGrid-FourRooms-v0",
+    "MiniGrid-SimpleCrossingS9N1-v0",
+    "MiniGrid-MultiRoom-N2-S4-v0",
+    "MiniGrid-DoorKey-8x8-v0",
+    "MiniGrid-Serpentine-7x7-v0",
+    "MiniGrid-Serpentine-9x9-v0",
+    "MiniGrid-Serpentine-11x11-v0",
+)
+
+
+def random_policy_stats(env_id: str, episodes: int, seed: int = 0) -> dict:
+    """Random-policy statistics of one task over ``episodes`` episodes (agent steps)."""
+    import gymnasium as gym
+
+    import pcnn_explore.experiments.tasks as tasks
+
+    env = gym.make(env_id)
+    rng = np.random.default_rng(seed)
+    obs, _ = env.reset(seed=seed)
+    optimal = tasks.optimal_steps(env)
+    lengths, successes = [], []
+    for ep in range(episodes):
+        if ep:
+            env.reset(seed=seed + ep)
+        n, done, reward = 0, False, 0.0
+        while not done:
+            _, reward, terminated, truncated, _ = env.step(int(rng.integers(env.action_space.n)))
+            n += 1
+            done = terminated or truncated
+        lengths.append(n)
+        successes.append(reward > 0)
+    rate = float(np.mean(successes))
+    mean_len = float(np.mean(lengths))
+    return {
+        "env": env_id,
+        "actions": int(env.action_space.n),
+        "max_steps": int(env.unwrapped.max_steps),
+        "optimal_steps": int(optimal),
+        "episodes": episodes,
+        "success_rate": rate,
+        "mean_episode_steps": mean_len,
+        "expected_steps_to_first_success": (mean_len / rate) if rate > 0 else None,
+    }
+
+
+def print_random_table(rows: list[dict]) -> None:
+    head = f"{'task':34s} {'acts':>4s} {'max':>5s} {'opt':>4s} {'random success':>14s} {'steps/episode':>13s} {'E[steps to 1st success]':>24s}"
+    print(head)
+    print("-" * len(head))
+    for r in rows:
+        exp = r["expected_steps_to_first_success"]
+        exp_s = f"{exp:,.0f}" if exp is not None else f"> {r['episodes'] * r['mean_episode_steps']:,.0f}"
+        print(
+            f"{r['env']:34s} {r['actions']:4d} {r['max_steps']:5d} {r['optimal_steps']:4d} "
+            f"{r['success_rate']:14.3f} {r['mean_episode_steps']:13.1f} {exp_s:>24s}"
+        )
+
+
+def merge(stage: str, payload: dict) -> None:
+    store = json.loads(DATA.read_text()) if DATA.exists() else {}
+    store[stage] = payload
+    DATA.parent.mkdir(parents=True, exist_ok=True)
+    tmp = DATA.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(store, indent=2, sort_keys=True) + "\n")
+    os.replace(tmp, DATA)
+
+
+def stage_random(args) -> None:
+    t0 = time.perf_counter()
+    rows = [random_policy_stats(e, args.episodes, seed=args.seed) for e in args.envs]
+    print_random_table(rows)
+    print(f"({time.perf_counter() - t0:.1f} s)")
+    merge("random", {"episodes": args.episodes, "seed": args.seed, "rows": rows})
+
+
+def stage_agents(args) -> None:
+    from pcnn_explore.experiments.agent_runs import VARIANTS, run_grid, summarise_runs
+
+    unknown = sorted(set(args.variants) - set(VARIANTS))
+    if unknown:
+        raise SystemExit(f"unknown variant(s) {unknown}; choose from {sorted(VARIANTS)}")
+    t0 = time.perf_counter()
+    runs = run_grid(
+        env=args.env,
+        variants=args.variants,
+        seeds=args.seeds,
+        steps=args.steps,
+        profile=args.profile,
+        out_root=args.out,
+        workers=args.workers,
+        extra=dict(pg_scale=args.pg_scale) if args.pg_scale is not None else None,
+    )
+    summary = summarise_runs(runs, window=args.window)
+    print_agent_table(summary)
+    print(f"({time.perf_counter() - t0:.1f} s wall, {args.workers} workers)")
+    merge(
+        f"agents:{args.env}:{args.steps}",
+        {"env": args.env, "steps": args.steps, "seeds": list(args.seeds), "window": args.window,
+         "profile": args.profile, "workers": args.workers, "rows": summary},
+    )
+
+
+def print_agent_table(rows: list[dict]) -> None:
+    head = (f"{'variant':16s} {'seed':>4s} {'steps':>7s} {'episodes':>8s} {'successes':>9s} "
+            f"{'first success step':>18s} {'final success rate':>18s} {'solved':>6s} {'wall s':>7s} {'steps/s':>7s}")
+    print(head)
+    print("-" * len(head))
+    for r in rows:
+        first = "-" if r["first_success_step"] is None else f"{r['first_success_step']:,d}"
+        print(f"{r['variant']:16s} {r['seed']:4d} {r['steps']:7d} {r['episodes']:8d} {r['successes']:9d} "
+              f"{first:>18s} {r['final_success_rate']:18.2f} {str(r['solved']):>6s} {r['wall_s']:7.0f} {r['steps_per_s']:7.1f}")
+
+
+def main(argv=None) -> int:
+    import torch
+
+    torch.set_num_threads(1)
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="stage", required=True)
+    r = sub.add_parser("random")
+    r.add_argument("--episodes", type=int, default=300)
+    r.add_argument("--seed", type=int, default=0)
+    r.add_argument("--envs", nargs="+", default=list(CANDIDATES))
+    a = sub.add_parser("agents")
+    a.add_argument("--env", default="MiniGrid-Serpentine-9x9-v0")
+    a.add_argument("--steps", type=int, default=30000)
+    a.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    a.add_argument("--variants", nargs="+", default=["dqn", "dqn_mmc", "pixelcnn_mmc"])
+    a.add_argument("--workers", type=int, default=2)
+    a.add_argument("--window", type=int, default=20)
+    a.add_argument("--profile", default="study")
+    a.add_argument("--pg-scale", type=float, default=None)
+    a.add_argument("--out", default=str(ROOT / "output" / "task_search"))
+    sub.add_parser("table")
+    args = p.parse_args(argv)
+    if args.stage == "random":
+        stage_random(args)
+    elif args.stage == "agents":
+        stage_agents(args)
+    else:
+        store = json.loads(DATA.read_text())
+        for key, val in store.items():
+            print(f"== {key}")
+            (print_random_table if key == "random" else print_agent_table)(val["rows"])
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
