@@ -1,0 +1,278 @@
+"""``pcnn-explore reproduce``: execute every experiment notebook headlessly and summarise them.
+
+Usage::
+
+    pcnn-explore reproduce                          # smoke profile: plumbing check, ~minutes
+    pcnn-explore reproduce --profile study          # CPU-scale results (up to ~20 min a notebook)
+    pcnn-explore reproduce --profile paper --out runs/paper   # the paper's budgets (GPU)
+    pcnn-explore reproduce --only 03                # only notebooks whose name contains "03"
+    pcnn-explore reproduce --only "0[1-3]_*"        # or a glob on the file name
+
+Every ``notebooks/NN_*.ipynb`` (two digits, an underscore, a name) runs in order with papermill
+(kernel ``python3``, working directory ``notebooks/``), with the injected parameters
+``profile`` and ``output_dir = OUT/<notebook stem>``. For each notebook the command writes, in
+``OUT/<stem>/``: the executed notebook ``<stem>.ipynb``, its HTML rendering ``<stem>.html``, and
+whatever the notebook writes there itself (``metrics.json``, figures). ``OUT/index.html``
+summarises all notebooks: status, run time, and key figures beside the paper's claims.
+
+A failing notebook does not stop the others; the command names the notebook and the failing
+cell (as numbered in the executed notebook) with the error, and exits with status 1. No
+notebooks found is an error (status 2).
+
+metrics.json convention (for every notebook author)
+--------------------------------------------------
+A notebook writes ``output_dir/metrics.json`` with :func:`pcnn_explore.report.write_metrics`.
+Besides free-form keys (always include ``"profile"``), two optional sub-dicts feed the index:
+
+- ``"summary"``: ``{name: value}``, the key figures of this run (numbers or short strings),
+  e.g. ``{"final_loss_online_nats": 412.3, "pixelcnn_pg_variability": 0.21}``;
+- ``"paper"``: ``{name: claim}``, the paper's number or claim for the same names where the
+  paper gives one, e.g. ``{"pixelcnn_pg_variability": "lower than CTS (Fig. 9)"}``.
+
+The index shows one row per name in ``summary`` with the paper's entry of the same name beside
+it (names only in ``paper`` are listed with an empty run value). Keep names in the paper's words
+and put the unit in the name (``_nats``, ``_frames``).
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import fnmatch
+import html
+import json
+import os
+import re
+import time
+from pathlib import Path
+from typing import Any, Sequence
+
+from pcnn_explore.profiles import PROFILES, check_profile
+
+__all__ = ["NotebookResult", "find_notebooks", "reproduce", "write_index", "add_arguments", "run_cli",
+           "DEFAULT_NOTEBOOKS", "DEFAULT_KERNEL"]
+
+#: notebooks/ next to the package in a repository checkout
+DEFAULT_NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
+DEFAULT_KERNEL = "python3"
+_NOTEBOOK_NAME = re.compile(r"^\d\d_.+\.ipynb$")
+
+
+@dataclasses.dataclass
+class NotebookResult:
+    """The outcome of one notebook run.
+
+    status: "ok" or "failed"; seconds: wall-clock run time; error: one line naming the notebook,
+    the failing cell and the exception (None when ok); failed_cell: the execution count of the
+    failing cell in the executed notebook (None when unknown or ok).
+    """
+
+    name: str
+    status: str
+    seconds: float
+    output_dir: Path
+    executed: Path
+    html: Path | None
+    metrics: dict[str, Any] | None
+    error: str | None = None
+    failed_cell: int | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+
+def find_notebooks(notebooks_dir: str | os.PathLike | None = None, only: str | None = None) -> list[Path]:
+    """The ``NN_*.ipynb`` notebooks of ``notebooks_dir`` (default: the checkout's notebooks/), in
+    order, filtered by ``only`` (a glob on the file name if it holds ``*?[``, else a substring).
+
+    Raises FileNotFoundError when the directory is missing or nothing matches.
+    """
+    root = Path(notebooks_dir) if notebooks_dir is not None else DEFAULT_NOTEBOOKS
+    if not root.is_dir():
+        raise FileNotFoundError(
+            f"notebook directory {root} does not exist; run from a repository checkout or pass "
+            "--notebooks DIR (the folder holding 01_*.ipynb, 02_*.ipynb, ...)")
+    found = sorted(p for p in root.iterdir() if p.is_file() and _NOTEBOOK_NAME.match(p.name))
+    if not found:
+        raise FileNotFoundError(f"no notebooks named NN_*.ipynb in {root}; pass --notebooks DIR")
+    if only:
+        if any(c in only for c in "*?["):
+            found = [p for p in found if fnmatch.fnmatch(p.name, only) or fnmatch.fnmatch(p.stem, only)]
+        else:
+            found = [p for p in found if only in p.name]
+        if not found:
+            raise FileNotFoundError(f"no notebook in {root} matches --only {only!r}")
+    return found
+
+
+def _check_kernel(kernel_name: str) -> None:
+    from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
+
+    try:
+        KernelSpecManager().get_kernel_spec(kernel_name)
+    except NoSuchKernel:
+        raise ValueError(f"no Jupyter kernel named {kernel_name!r}; install one with "
+                         f"`python -m ipykernel install --user --name {kernel_name}`") from None
+
+
+def _render_html(executed: Path, target: Path) -> Path:
+    import nbformat
+    from nbconvert import HTMLExporter
+
+    body, _ = HTMLExporter().from_notebook_node(nbformat.read(executed, as_version=4))
+    tmp = target.with_suffix(".html.tmp")
+    tmp.write_text(body, encoding="utf-8")
+    os.replace(tmp, target)
+    return target
+
+
+def _run_one(notebook: Path, out: Path, profile: str, kernel_name: str) -> NotebookResult:
+    import papermill as pm
+    from papermill.exceptions import PapermillExecutionError
+
+    out_dir = (out / notebook.stem).resolve()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "metrics.json").unlink(missing_ok=True)  # never report a previous run's figures
+    executed = out_dir / notebook.name
+    error, failed_cell = None, None
+    start = time.perf_counter()
+    try:
+        pm.execute_notebook(str(notebook), str(executed), kernel_name=kernel_name,
+                            parameters={"profile": profile, "output_dir": str(out_dir)},
+                            cwd=str(notebook.parent), progress_bar=False, log_output=False)
+    except PapermillExecutionError as exc:
+        failed_cell = exc.exec_count
+        error = f"{notebook.name}: cell [{exc.exec_count}] raised {exc.ename}: {exc.evalue}"
+    except Exception as exc:  # kernel died, could not start, bad notebook file, ...
+        error = f"{notebook.name}: {type(exc).__name__}: {exc}"
+    seconds = time.perf_counter() - start
+    html_path = None
+    if executed.is_file():
+        try:
+            html_path = _render_html(executed, out_dir / f"{notebook.stem}.html")
+        except Exception as exc:
+            error = error or f"{notebook.name}: HTML rendering failed: {type(exc).__name__}: {exc}"
+    metrics = None
+    if (out_dir / "metrics.json").is_file():
+        try:
+            metrics = json.loads((out_dir / "metrics.json").read_text())
+        except ValueError as exc:
+            error = error or f"{notebook.name}: metrics.json is not valid JSON: {exc}"
+    elif error is None:
+        error = f"{notebook.name}: ran but wrote no metrics.json in output_dir"
+    return NotebookResult(name=notebook.stem, status="failed" if error else "ok", seconds=seconds,
+                          output_dir=out_dir, executed=executed, html=html_path, metrics=metrics,
+                          error=error, failed_cell=failed_cell)
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return html.escape(f"{value:.4g}")
+    if isinstance(value, (dict, list)):
+        return html.escape(json.dumps(value))
+    return html.escape(str(value))
+
+
+def write_index(results: Sequence[NotebookResult], out: str | os.PathLike, profile: str) -> Path:
+    """Write ``out/index.html``: one section per notebook (status, time, key figures vs paper)."""
+    out = Path(out)
+    n_ok = sum(r.ok for r in results)
+    rows = []
+    for r in results:
+        link = (f'<a href="{html.escape(r.html.relative_to(out.resolve()).as_posix())}">{html.escape(r.name)}</a>'
+                if r.html is not None and r.html.is_relative_to(out.resolve()) else html.escape(r.name))
+        status = ('<span class="ok">ok</span>' if r.ok
+                  else f'<span class="failed">failed</span><br><code>{html.escape(r.error or "")}</code>')
+        summary = (r.metrics or {}).get("summary") or {}
+        paper = (r.metrics or {}).get("paper") or {}
+        names = list(summary) + [k for k in paper if k not in summary]
+        figures = "".join(f"<tr><td>{html.escape(str(k))}</td><td>{_cell(summary.get(k))}</td>"
+                          f"<td>{_cell(paper.get(k))}</td></tr>" for k in names)
+        table = (f'<table class="fig"><tr><th>quantity</th><th>this run</th><th>paper</th></tr>{figures}</table>'
+                 if names else "")
+        rows.append(f"<tr><td>{link}</td><td>{status}</td><td>{r.seconds:.1f} s</td><td>{table}</td></tr>")
+    page = f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>pcnn-explore reproduce ({html.escape(profile)})</title>
+<style>
+body {{ font-family: sans-serif; margin: 2em; }} table {{ border-collapse: collapse; }}
+td, th {{ border: 1px solid #ccc; padding: 4px 8px; vertical-align: top; text-align: left; }}
+table.fig td, table.fig th {{ border: none; border-bottom: 1px solid #eee; }}
+.ok {{ color: #060; font-weight: bold; }} .failed {{ color: #a00; font-weight: bold; }}
+</style></head><body>
+<h1>pcnn-explore reproduce: profile <code>{html.escape(profile)}</code></h1>
+<p>{n_ok} of {len(results)} notebooks succeeded; total run time {sum(r.seconds for r in results):.1f} s.</p>
+<table><tr><th>notebook</th><th>status</th><th>run time</th><th>key figures</th></tr>
+{chr(10).join(rows)}
+</table></body></html>
+"""
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / "index.html"
+    tmp = out / ".index.html.tmp"
+    tmp.write_text(page, encoding="utf-8")
+    os.replace(tmp, path)
+    return path
+
+
+def reproduce(profile: str = "smoke", only: str | None = None, out: str | os.PathLike | None = None,
+              notebooks_dir: str | os.PathLike | None = None, kernel_name: str = DEFAULT_KERNEL,
+              progress: bool = True) -> list[NotebookResult]:
+    """Run the notebooks (see the module docstring) and write ``out/index.html``.
+
+    ``out`` defaults to ``output/reproduce-<profile>`` in the current directory. Returns one
+    :class:`NotebookResult` per notebook, in order; failures are results, not exceptions. Bad
+    arguments (unknown profile, no notebooks, missing kernel, ``out`` is a file) raise before any
+    notebook runs.
+    """
+    from tqdm.auto import tqdm
+
+    check_profile(profile)
+    notebooks = find_notebooks(notebooks_dir, only)
+    out = Path(out) if out is not None else Path("output") / f"reproduce-{profile}"
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"--out {out} is a file; give a directory")
+    _check_kernel(kernel_name)
+    out.mkdir(parents=True, exist_ok=True)
+    results: list[NotebookResult] = []
+    bar = tqdm(notebooks, desc=f"reproduce ({profile})", unit="notebook", disable=not progress)
+    for nb in bar:
+        bar.set_postfix_str(nb.name)
+        result = _run_one(nb, out, profile, kernel_name)
+        if not result.ok:
+            bar.write(f"FAILED {result.error}")
+        results.append(result)
+        write_index(results, out, profile)  # the index is current even if a later run is killed
+    bar.close()
+    write_index(results, out, profile)
+    return results
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--profile", choices=PROFILES, default="smoke",
+                        help="smoke: plumbing check in seconds per notebook (default); study: CPU-scale "
+                             "results, up to ~20 min per notebook; paper: the paper's budgets (GPU)")
+    parser.add_argument("--only", metavar="PATTERN", default=None,
+                        help="run only notebooks whose file name contains PATTERN (or matches it as a glob)")
+    parser.add_argument("--out", metavar="DIR", default=None,
+                        help="output directory (default: output/reproduce-<profile>)")
+    parser.add_argument("--notebooks", metavar="DIR", default=None,
+                        help=f"folder holding the NN_*.ipynb notebooks (default: {DEFAULT_NOTEBOOKS})")
+    parser.add_argument("--kernel", default=DEFAULT_KERNEL, help="Jupyter kernel name (default: python3)")
+
+
+def run_cli(args: argparse.Namespace) -> int:
+    import sys
+
+    try:
+        results = reproduce(args.profile, args.only, args.out, args.notebooks, args.kernel)
+    except (FileNotFoundError, ValueError) as exc:
+        print(f"pcnn-explore reproduce: error: {exc}", file=sys.stderr)
+        return 2
+    out = Path(args.out) if args.out is not None else Path("output") / f"reproduce-{args.profile}"
+    for r in results:
+        print(f"{'ok    ' if r.ok else 'FAILED'} {r.name:40s} {r.seconds:8.1f} s"
+              + ("" if r.ok else f"  {r.error}"))
+    failed = [r for r in results if not r.ok]
+    print(f"{len(results) - len(failed)}/{len(results)} notebooks ok; summary: {out / 'index.html'}")
+    return 1 if failed else 0

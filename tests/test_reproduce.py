@@ -1,0 +1,118 @@
+"""`pcnn-explore reproduce` on a tiny fake notebook folder (one notebook fails)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from pcnn_explore import cli
+from pcnn_explore.reproduce import find_notebooks, reproduce
+
+
+def _notebook(*cells: str) -> nbformat.NotebookNode:
+    nb = nbformat.v4.new_notebook()
+    params = nbformat.v4.new_code_cell('profile = "study"\noutput_dir = "output/x"')
+    params.metadata["tags"] = ["parameters"]
+    nb.cells = [params, *(nbformat.v4.new_code_cell(c) for c in cells)]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    return nb
+
+
+_WRITE_METRICS = """
+import json, pathlib
+d = pathlib.Path(output_dir); d.mkdir(parents=True, exist_ok=True)
+(d / "metrics.json").write_text(json.dumps({"profile": profile, "summary": {"loss_nats": %s, "label": "<b>"},
+                                            "paper": {"loss_nats": "about 1.5", "only_paper": "a claim"}}))
+"""
+
+
+@pytest.fixture(scope="module")
+def fake_notebooks(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("notebooks")
+    nbformat.write(_notebook("x = 1", _WRITE_METRICS % "1.25"), root / "01_first.ipynb")
+    nbformat.write(_notebook("x = 1", "y = 2", "raise ValueError('deliberate failure')"), root / "02_broken.ipynb")
+    nbformat.write(_notebook(_WRITE_METRICS % "3.5"), root / "03_third.ipynb")
+    (root / "README.md").write_text("not a notebook")
+    nbformat.write(_notebook("x = 1"), root / "scratch.ipynb")  # not NN_*: ignored
+    return root
+
+
+@pytest.fixture(scope="module")
+def full_run(fake_notebooks, tmp_path_factory):
+    out = tmp_path_factory.mktemp("out")
+    status = cli.main(["reproduce", "--profile", "smoke", "--notebooks", str(fake_notebooks),
+                       "--out", str(out)])
+    return status, out
+
+
+def test_failure_makes_the_exit_status_non_zero(full_run):
+    status, _ = full_run
+    assert status == 1
+
+
+def test_every_notebook_leaves_executed_notebook_html_and_metrics(full_run):
+    _, out = full_run
+    for stem in ("01_first", "02_broken", "03_third"):
+        assert (out / stem / f"{stem}.ipynb").is_file()
+        assert (out / stem / f"{stem}.html").is_file()
+    assert json.loads((out / "01_first" / "metrics.json").read_text())["profile"] == "smoke"
+    assert json.loads((out / "03_third" / "metrics.json").read_text())["summary"]["loss_nats"] == 3.5
+    assert not (out / "02_broken" / "metrics.json").exists()
+    executed = nbformat.read(out / "01_first" / "01_first.ipynb", as_version=4)
+    injected = "".join(c.source for c in executed.cells if "injected-parameters" in c.metadata.get("tags", []))
+    assert "profile = \"smoke\"" in injected and str((out / "01_first").resolve()) in injected
+
+
+def test_index_lists_every_notebook_with_status_and_figures(full_run):
+    _, out = full_run
+    page = (out / "index.html").read_text()
+    for stem in ("01_first", "02_broken", "03_third"):
+        assert f'href="{stem}/{stem}.html"' in page
+    assert page.count('class="ok"') == 2 and page.count('class="failed"') == 1
+    assert "2 of 3 notebooks succeeded" in page
+    assert "1.25" in page and "3.5" in page and "about 1.5" in page and "only_paper" in page
+    assert "&lt;b&gt;" in page and "<b>" not in page  # values are escaped
+    assert "02_broken.ipynb: cell [5] raised ValueError: deliberate failure" in page
+
+
+def test_failure_names_notebook_and_cell(fake_notebooks, tmp_path):
+    results = reproduce("smoke", notebooks_dir=fake_notebooks, out=tmp_path, progress=False)
+    assert [r.name for r in results] == ["01_first", "02_broken", "03_third"]
+    assert [r.status for r in results] == ["ok", "failed", "ok"]
+    broken = results[1]
+    # cell [1] is the parameters cell, [2] the injected parameters, then x = 1, y = 2, raise
+    assert broken.failed_cell == 5
+    assert broken.error.startswith("02_broken.ipynb: cell [")
+    assert "ValueError: deliberate failure" in broken.error
+    assert results[0].metrics["summary"]["loss_nats"] == 1.25 and results[0].seconds > 0
+
+
+def test_only_filters_by_substring_and_glob(fake_notebooks, tmp_path, capsys):
+    status = cli.main(["reproduce", "--notebooks", str(fake_notebooks), "--out", str(tmp_path), "--only", "03"])
+    assert status == 0
+    assert sorted(p.name for p in tmp_path.iterdir() if p.is_dir()) == ["03_third"]
+    assert [p.name for p in find_notebooks(fake_notebooks, "0[13]_*")] == ["01_first.ipynb", "03_third.ipynb"]
+    assert [p.name for p in find_notebooks(fake_notebooks)] == ["01_first.ipynb", "02_broken.ipynb", "03_third.ipynb"]
+
+
+def test_nothing_found_is_a_clear_error(tmp_path, capsys):
+    assert cli.main(["reproduce", "--notebooks", str(tmp_path), "--out", str(tmp_path / "o")]) == 2
+    assert "no notebooks named NN_*.ipynb" in capsys.readouterr().err
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        find_notebooks(tmp_path / "missing")
+    assert not (tmp_path / "o").exists()
+
+
+def test_bad_arguments_fail_before_running(fake_notebooks, tmp_path):
+    with pytest.raises(FileNotFoundError, match="matches --only"):
+        reproduce("smoke", only="99", notebooks_dir=fake_notebooks, out=tmp_path / "o")
+    with pytest.raises(ValueError, match="unknown profile"):
+        reproduce("huge", notebooks_dir=fake_notebooks, out=tmp_path / "o")
+    with pytest.raises(ValueError, match="no Jupyter kernel"):
+        reproduce("smoke", notebooks_dir=fake_notebooks, out=tmp_path / "o", kernel_name="no-such-kernel")
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(ValueError, match="is a file"):
+        reproduce("smoke", notebooks_dir=fake_notebooks, out=tmp_path / "file")
+    assert not (tmp_path / "o").exists()
