@@ -1,0 +1,150 @@
+"""DQN (Mnih et al. 2015) with the mixed Monte Carlo update (Bellemare et al. 2016; Ostrovski et al. 2017).
+
+Target of the mixed Monte Carlo (MMC) update, for a transition (x, a, r, x') with Monte Carlo
+return R_MC (the discounted sum of the rewards from x to the end of its episode)::
+
+    y = (1 - beta) * (r + gamma * (1 - done) * max_a' Q_target(x', a')) + beta * R_MC
+
+``beta = 0`` is plain Q-learning (the paper's baseline DQN); the paper's intrinsically motivated
+agents use ``beta = 0.1``. The paper uses regular (not double) Q-learning; ``double_q=True`` picks
+a' with the online network and evaluates it with the target network (van Hasselt et al. 2016).
+
+Loss: Huber (smooth L1, delta 1) between Q(x, a) and y, the Nature DQN's error clipping, averaged
+over the batch.
+
+Optimisers (``optimizer=``):
+- ``"rmsprop"``: the Nature DQN's RMSProp, as in DeepMind's and Dopamine's code: learning rate
+  2.5e-4, squared-gradient decay 0.95, epsilon 0.01, centred, no momentum
+  (``torch.optim.RMSprop(lr, alpha=0.95, eps=0.01, centered=True)``).
+- ``"adam"``: Adam with epsilon 1.5e-4 (the Rainbow setting), learning rate given by ``lr``;
+  faster on small CPU-scale tasks.
+"""
+from __future__ import annotations
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from pcnn_explore.agents.networks import make_q_network
+
+__all__ = ["discounted_returns", "mixed_mc_target", "DQNAgent", "OPTIMIZERS"]
+
+OPTIMIZERS = ("rmsprop", "adam")
+
+
+def _check_unit(name: str, value: float) -> float:
+    value = float(value)
+    if not 0.0 <= value <= 1.0:
+        raise ValueError(f"{name} must be in [0, 1], got {value}")
+    return value
+
+
+def discounted_returns(rewards, gamma: float) -> np.ndarray:
+    """Monte Carlo returns of one episode: ``G_t = r_t + gamma * G_{t+1}``, ``G_T = 0`` after the last reward.
+
+    rewards: 1-D array-like of the episode's rewards in time order. Returns float64 (len(rewards),).
+    Example: rewards [1, 0, 2], gamma 0.5 -> [1 + 0.5 * (0 + 0.5 * 2), 0 + 0.5 * 2, 2] = [1.5, 1, 2].
+    """
+    gamma = _check_unit("gamma", gamma)
+    r = np.asarray(rewards, dtype=np.float64)
+    if r.ndim != 1:
+        raise ValueError(f"rewards must be a 1-D sequence (one episode), got shape {r.shape}")
+    out = np.empty_like(r)
+    g = 0.0
+    for t in range(len(r) - 1, -1, -1):
+        g = r[t] + gamma * g
+        out[t] = g
+    return out
+
+
+def mixed_mc_target(reward, next_q_max, done, mc_return, gamma: float, beta: float):
+    """The MMC target ``(1 - beta) * (reward + gamma * (1 - done) * next_q_max) + beta * mc_return``.
+
+    Works elementwise on numpy arrays, torch tensors or floats. ``done`` is 1 where the episode
+    terminated at this transition (no bootstrap), 0 otherwise. ``beta = 0``: Q-learning target;
+    ``beta = 1``: pure Monte Carlo.
+    """
+    gamma = _check_unit("gamma", gamma)
+    beta = _check_unit("beta", beta)
+    one_step = reward + gamma * (1 - done) * next_q_max
+    return (1 - beta) * one_step + beta * mc_return
+
+
+class DQNAgent:
+    """Online Q-network, target network and optimiser.
+
+    Args:
+        obs_shape: (C, H, W) of the uint8 observations. n_actions: number of discrete actions.
+        network: "auto" | "nature" | "small" (see :mod:`pcnn_explore.agents.networks`); hidden: dense width.
+        gamma: discount. mmc_beta: beta of the MMC target (0 = Q-learning). double_q: double Q-learning.
+        optimizer: "rmsprop" (Nature DQN) or "adam". lr: learning rate. device: torch device.
+    """
+
+    def __init__(self, obs_shape, n_actions: int, *, network: str = "auto", hidden: int | None = None,
+                 gamma: float = 0.99, mmc_beta: float = 0.0, double_q: bool = False, optimizer: str = "rmsprop",
+                 lr: float = 2.5e-4, device: str = "cpu"):
+        if optimizer not in OPTIMIZERS:
+            raise ValueError(f"optimizer must be one of {OPTIMIZERS}, got {optimizer!r}")
+        self.gamma = _check_unit("gamma", gamma)
+        self.mmc_beta = _check_unit("mmc_beta", mmc_beta)
+        self.double_q = bool(double_q)
+        self.n_actions = int(n_actions)
+        self.device = torch.device(device)
+        self.q = make_q_network(tuple(obs_shape), n_actions, network, hidden).to(self.device)
+        self.target = make_q_network(tuple(obs_shape), n_actions, network, hidden).to(self.device)
+        self.target.load_state_dict(self.q.state_dict())
+        self.target.requires_grad_(False)
+        if optimizer == "rmsprop":
+            self.optimizer = torch.optim.RMSprop(self.q.parameters(), lr=lr, alpha=0.95, eps=0.01, centered=True)
+        else:
+            self.optimizer = torch.optim.Adam(self.q.parameters(), lr=lr, eps=1.5e-4)
+
+    @torch.no_grad()
+    def greedy_action(self, obs: np.ndarray) -> int:
+        """argmax_a Q(obs, a) for one (C, H, W) uint8 observation."""
+        x = torch.from_numpy(np.asarray(obs)).to(self.device).unsqueeze(0)
+        return int(self.q(x).argmax(dim=1).item())
+
+    def act(self, obs: np.ndarray, epsilon: float, rng: np.random.Generator) -> int:
+        """Epsilon-greedy action. Draws one uniform from ``rng`` always, and one integer when exploring."""
+        if rng.random() < epsilon:
+            return int(rng.integers(self.n_actions))
+        return self.greedy_action(obs)
+
+    def learn(self, batch) -> float:
+        """One gradient step on a replay batch (:class:`pcnn_explore.agents.replay.Batch`).
+
+        Returns the Huber loss as a detached 0-d tensor (``float()`` of it syncs the device).
+        """
+        dev = self.device
+        obs = torch.from_numpy(batch.obs).to(dev)
+        next_obs = torch.from_numpy(batch.next_obs).to(dev)
+        action = torch.from_numpy(batch.action).to(dev)
+        reward = torch.from_numpy(batch.reward).to(dev)
+        done = torch.from_numpy(batch.done).to(dev)
+        mc = torch.from_numpy(batch.mc_return).to(dev)
+        with torch.no_grad():
+            next_target = self.target(next_obs)
+            if self.double_q:
+                next_a = self.q(next_obs).argmax(dim=1, keepdim=True)
+                next_q_max = next_target.gather(1, next_a).squeeze(1)
+            else:
+                next_q_max = next_target.max(dim=1).values
+            y = mixed_mc_target(reward, next_q_max, done, mc, self.gamma, self.mmc_beta)
+        q_sa = self.q(obs).gather(1, action.unsqueeze(1)).squeeze(1)
+        loss = F.smooth_l1_loss(q_sa, y)
+        self.optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        self.optimizer.step()
+        return loss.detach()
+
+    def sync_target(self) -> None:
+        self.target.load_state_dict(self.q.state_dict())
+
+    def state_dict(self) -> dict:
+        return {"q": self.q.state_dict(), "target": self.target.state_dict(), "optimizer": self.optimizer.state_dict()}
+
+    def load_state_dict(self, d: dict) -> None:
+        self.q.load_state_dict(d["q"])
+        self.target.load_state_dict(d["target"])
+        self.optimizer.load_state_dict(d["optimizer"])
