@@ -1,0 +1,71 @@
+"""Saving and loading state safely: atomic writes, and loading without pickle.
+
+``save_atomic(obj, path)`` writes with ``torch.save`` to a temporary file in the same folder and
+renames it over ``path`` (``os.replace``), so a crash never leaves a half-written file.
+``load(path)`` reads with ``torch.load(weights_only=True)``: only tensors, numbers, strings and
+containers can come back, never arbitrary objects. Numpy arrays inside ``obj`` are stored as
+tensors with a marker and come back as numpy arrays.
+"""
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+_NDARRAY = "__ndarray__"
+
+
+def _encode(obj: Any) -> Any:
+    if isinstance(obj, np.ndarray):
+        return {_NDARRAY: torch.from_numpy(np.ascontiguousarray(obj))}
+    if isinstance(obj, np.generic):
+        return obj.item()
+    if isinstance(obj, dict):
+        return {k: _encode(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(_encode(v) for v in obj)
+    return obj
+
+
+def _decode(obj: Any) -> Any:
+    if isinstance(obj, dict):
+        if set(obj) == {_NDARRAY}:
+            return obj[_NDARRAY].numpy()
+        return {k: _decode(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(_decode(v) for v in obj)
+    return obj
+
+
+def save_atomic(obj: Any, path: str | os.PathLike) -> Path:
+    """Write ``obj`` to ``path`` atomically (temp file + rename); return the path."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            torch.save(_encode(obj), f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    return path
+
+
+def load(path: str | os.PathLike, map_location: str | torch.device | None = "cpu") -> Any:
+    """Load what :func:`save_atomic` wrote (``weights_only=True``: no pickle of objects)."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"no checkpoint at {path}")
+    try:
+        obj = torch.load(path, map_location=map_location, weights_only=True)
+    except Exception as exc:  # corrupt, truncated, or not a torch file
+        raise ValueError(f"cannot read checkpoint {path}: {exc}") from exc
+    return _decode(obj)

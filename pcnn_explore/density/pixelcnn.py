@@ -1,0 +1,298 @@
+"""The paper's slim PixelCNN (appendix A) and its completely online training.
+
+Network, for a one-channel image with ``levels`` grey levels:
+
+1. 7x7 masked convolution, mask A (the centre pixel and everything after it in raster order
+   are excluded), 1 -> 16 feature maps;
+2. two gated residual blocks: ``h + conv1x1(tanh(a) * sigmoid(b))`` with ``(a, b)`` from a 1x1
+   convolution to 32 maps (the gate multiplies);
+3. 1x1 convolution to 64 maps, ReLU; a final 1x1 convolution to ``levels`` logits per pixel.
+
+With a single input channel, mask-B 1x1 convolutions are plain 1x1 convolutions: after the
+mask-A layer no feature at position p depends on pixel p or later, and a 1x1 layer mixes
+features of the same position only. Here a 1x1 convolution is written as a Linear layer on
+(B, H*W, C) features and the mask-A convolution as a Linear layer over each pixel's 24 causal
+taps, the same functions with fewer operations for batch-1 online training. ``tests/test_pixelcnn.py`` proves causality by gradients.
+
+Loss: the sum over pixels of the cross-entropy, i.e. -log rho(x) in nats (not the mean).
+Optimiser: uncentred RMSProp, lr 1e-3 (constant by default), momentum 0.9, decay 0.95 (PyTorch's
+``alpha``, not ``weight_decay``), eps 1e-4. One update, as in the paper's PG computation:
+forward -> log rho_n(x), backward, optimiser step, forward without grad -> log rho'_n(x).
+Training is online with batch 1, so rho'_n = rho_{n+1} and nothing is reverted.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from pcnn_explore.density.base import check_frames, check_sample_args, check_shape_args
+
+LR_SCHEDULES = ("constant", "inverse", "inverse_sqrt")
+
+
+def learning_rate(lr: float, n: int, schedule: str) -> float:
+    """Learning rate of the n-th update (n >= 1): lr, lr / n, or lr / sqrt(n)."""
+    if n < 1:
+        raise ValueError(f"n counts updates from 1, got {n}")
+    if schedule == "constant":
+        return lr
+    if schedule == "inverse":
+        return lr / n
+    if schedule == "inverse_sqrt":
+        return lr / math.sqrt(n)
+    raise ValueError(f"unknown learning-rate schedule {schedule!r}: choose one of {LR_SCHEDULES}")
+
+
+def causal_offsets(kernel_size: int) -> list[tuple[int, int]]:
+    """(row, column) offsets a mask-A k x k kernel keeps: the rows above the centre, and the
+    pixels left of the centre in its row. 7x7 -> 3 * 7 + 3 = 24 taps."""
+    c = kernel_size // 2
+    return [(di, dj) for di in range(-c, 1) for dj in range(-c, c + 1) if di < 0 or dj < 0]
+
+
+class CausalInputConv(nn.Module):
+    """The 7x7 mask-A convolution, written as a linear map over each pixel's causal taps.
+
+    A masked convolution multiplies most of its kernel by zero; keeping only the 24 live taps as
+    the parameters of a Linear layer computes the same function (zero padding at the borders)
+    with fewer operations and no mask. Input (B, H*W) floats, output (B, H*W, out_channels).
+    """
+
+    def __init__(self, height: int, width: int, out_channels: int, kernel_size: int = 7):
+        super().__init__()
+        offsets = causal_offsets(kernel_size)
+        rows = torch.arange(height).view(-1, 1, 1) + torch.tensor([o[0] for o in offsets])
+        cols = torch.arange(width).view(1, -1, 1) + torch.tensor([o[1] for o in offsets])
+        inside = (rows >= 0) & (rows < height) & (cols >= 0) & (cols < width)
+        # Taps outside the image point at an extra zero appended to the flat image (index H*W).
+        taps = torch.where(inside, rows * width + cols, torch.tensor(height * width))
+        self.register_buffer("taps", taps.reshape(-1), persistent=False)
+        self.n_taps = len(offsets)
+        self.linear = nn.Linear(len(offsets), out_channels)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        padded = F.pad(x, (0, 1))
+        patches = padded.index_select(1, self.taps).view(len(x), -1, self.n_taps)
+        return self.linear(patches)
+
+
+class GatedResidualBlock(nn.Module):
+    """h + conv1x1(tanh(a) * sigmoid(b)), (a, b) = split(conv1x1(h) to 2 * channels).
+
+    A 1x1 convolution is a Linear layer applied at every pixel; features are (B, H*W, C).
+    """
+
+    def __init__(self, channels: int):
+        super().__init__()
+        self.gate_in = nn.Linear(channels, 2 * channels)
+        self.gate_out = nn.Linear(channels, channels)
+
+    def forward(self, h: torch.Tensor) -> torch.Tensor:
+        a, b = self.gate_in(h).chunk(2, dim=-1)
+        return h + self.gate_out(torch.tanh(a) * torch.sigmoid(b))
+
+
+class PixelCNN(nn.Module):
+    """Appendix A network: (B, H*W) float pixels -> (B, H*W, levels) logits."""
+
+    def __init__(self, height: int, width: int, levels: int = 8, channels: int = 16, hidden: int = 64, n_blocks: int = 2):
+        super().__init__()
+        self.input_conv = CausalInputConv(height, width, channels, kernel_size=7)
+        self.blocks = nn.Sequential(*[GatedResidualBlock(channels) for _ in range(n_blocks)])
+        self.hidden = nn.Linear(channels, hidden)
+        self.logits = nn.Linear(hidden, levels)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = self.blocks(self.input_conv(x))
+        return self.logits(F.relu(self.hidden(h)))
+
+
+class FlatRMSprop:
+    """Uncentred RMSProp with momentum over all parameters of a module stored in one flat buffer.
+
+    The same update as ``torch.optim.RMSprop(alpha=decay, momentum=..., eps=..., centered=False)``:
+
+        v <- alpha v + (1 - alpha) g^2;   b <- momentum b + g / (sqrt(v) + eps);   p <- p - lr b
+
+    but a batch-1 model has many tiny tensors, so the parameters and their gradients are moved
+    into two flat buffers (each parameter becomes a view) and a step is six tensor operations
+    instead of several per parameter. ``tests/test_pixelcnn.py`` checks it against torch's.
+    """
+
+    def __init__(self, module: nn.Module, lr: float, alpha: float, eps: float, momentum: float):
+        params = list(module.parameters())
+        self.lr, self.alpha, self.eps, self.momentum = lr, alpha, eps, momentum
+        with torch.no_grad():
+            self.flat = torch.cat([p.detach().reshape(-1) for p in params])
+        self.flat_grad = torch.zeros_like(self.flat)
+        offset = 0
+        for p in params:
+            n = p.numel()
+            p.data = self.flat[offset : offset + n].view_as(p)
+            # Autograd accumulates into an existing .grad in place, hence into flat_grad.
+            p.grad = self.flat_grad[offset : offset + n].view_as(p)
+            offset += n
+        self.square_avg = torch.zeros_like(self.flat)
+        self.momentum_buffer = torch.zeros_like(self.flat)
+        self.steps = 0
+
+    def zero_grad(self) -> None:
+        self.flat_grad.zero_()
+
+    @torch.no_grad()
+    def step(self) -> None:
+        g = self.flat_grad
+        self.square_avg.mul_(self.alpha).addcmul_(g, g, value=1.0 - self.alpha)
+        avg = self.square_avg.sqrt().add_(self.eps)
+        self.momentum_buffer.mul_(self.momentum).addcdiv_(g, avg)
+        self.flat.add_(self.momentum_buffer, alpha=-self.lr)
+        self.steps += 1
+
+    def state_dict(self) -> dict:
+        return {
+            "square_avg": self.square_avg.clone(),
+            "momentum_buffer": self.momentum_buffer.clone(),
+            "steps": self.steps,
+            "hyper": torch.tensor([self.alpha, self.eps, self.momentum], dtype=torch.float64),
+        }
+
+    def load_state_dict(self, state: dict) -> None:
+        for key in ("square_avg", "momentum_buffer"):
+            if state[key].shape != self.flat.shape:
+                raise ValueError(f"optimizer state {key!r} has shape {tuple(state[key].shape)}, expected {tuple(self.flat.shape)}")
+            getattr(self, key).copy_(state[key])
+        self.steps = int(state["steps"])
+
+
+class PixelCNNDensity:
+    """Online PixelCNN density model over (height, width) images with ``levels`` grey levels.
+
+    ``lr`` is the (initial) learning rate and ``lr_schedule`` its decay over updates n = 1, 2, ...:
+    "constant" (the paper's choice), "inverse" (lr / n) or "inverse_sqrt" (lr / sqrt(n)).
+    Pixels enter the network as level / (levels - 1) in [0, 1].
+    ``seed`` seeds the initial weights (the global torch RNG is left alone).
+    """
+
+    def __init__(
+        self,
+        height: int = 42,
+        width: int = 42,
+        levels: int = 8,
+        *,
+        lr: float = 1e-3,
+        lr_schedule: str = "constant",
+        momentum: float = 0.9,
+        alpha: float = 0.95,
+        eps: float = 1e-4,
+        device: str | torch.device = "cpu",
+        seed: int = 0,
+        dtype: torch.dtype = torch.float32,
+    ):
+        check_shape_args(height, width, levels)
+        if not (isinstance(lr, (int, float)) and math.isfinite(lr) and lr > 0):
+            raise ValueError(f"lr must be a positive finite number, got {lr!r}")
+        learning_rate(lr, 1, lr_schedule)  # validates the schedule name
+        self.height, self.width, self.levels = int(height), int(width), int(levels)
+        self.lr, self.lr_schedule = float(lr), lr_schedule
+        self.device = torch.device(device)
+        self.dtype = dtype
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(int(seed))
+            self.net = PixelCNN(self.height, self.width, levels=self.levels)
+        self.net.to(device=self.device, dtype=dtype)
+        self.optimizer = FlatRMSprop(self.net, lr=self.lr, alpha=alpha, eps=eps, momentum=momentum)
+        self._n_updates = 0
+        self._scale = 1.0 / (self.levels - 1)
+
+    # -- protocol ------------------------------------------------------------------------------
+    @property
+    def n_updates(self) -> int:
+        """Number of frames trained on."""
+        return self._n_updates
+
+    def _inputs(self, frames: np.ndarray) -> tuple[torch.Tensor, torch.Tensor]:
+        """uint8 (B, H, W) -> (float input (B, H*W), int64 targets (B, H*W)) on the device."""
+        targets = torch.from_numpy(frames.reshape(len(frames), -1)).to(self.device, torch.int64)
+        return targets.to(self.dtype) * self._scale, targets
+
+    def _pixel_log_probs(self, x: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+        """(B, H*W) log-probabilities of the target pixels."""
+        log_p = torch.log_softmax(self.net(x), dim=-1)
+        return log_p.gather(-1, targets.unsqueeze(-1)).squeeze(-1)
+
+    def pixel_log_prob(self, frames: np.ndarray) -> np.ndarray:
+        """Per-pixel log rho(x_ij | x_<ij) in nats, float64 (B, H, W); no training."""
+        frames = check_frames(frames, self.height, self.width, self.levels)
+        with torch.no_grad():
+            lp = self._pixel_log_probs(*self._inputs(frames))
+        return lp.double().cpu().numpy().reshape(frames.shape)
+
+    def log_prob(self, frames: np.ndarray) -> np.ndarray:
+        """log rho_n(x) in nats, float64 (B,); no training. Per-pixel terms are summed in float64."""
+        return self.pixel_log_prob(frames).sum(axis=(1, 2))
+
+    def update(self, frame: np.ndarray) -> tuple[float, float]:
+        """One online step on ``frame`` (H, W); return (log rho_n(x), log rho'_n(x)) in nats.
+
+        The first forward pass both scores the frame and provides the gradient; the second runs
+        without autograd after the optimiser step.
+        """
+        frame = check_frames(frame, self.height, self.width, self.levels, single=True)
+        x, targets = self._inputs(frame[None])
+        pixel_lp = self._pixel_log_probs(x, targets)
+        log_rho = pixel_lp.detach().double().sum()
+        self._n_updates += 1
+        self.optimizer.lr = learning_rate(self.lr, self._n_updates, self.lr_schedule)
+        self.optimizer.zero_grad()
+        (-pixel_lp.sum()).backward()
+        self.optimizer.step()
+        with torch.no_grad():
+            log_rho_prime = self._pixel_log_probs(x, targets).double().sum()
+        return float(log_rho), float(log_rho_prime)
+
+    def sample(self, n: int, rng: np.random.Generator) -> np.ndarray:
+        """``n`` images (n, H, W) uint8, pixel by pixel in raster order (H * W forward passes).
+
+        Draws come from ``rng`` (inverse CDF on uniforms), so samples are reproducible.
+        """
+        check_sample_args(n, rng)
+        out = np.zeros((n, self.height, self.width), np.uint8)
+        uniforms = rng.random((n, self.height, self.width))
+        with torch.no_grad():
+            for i in range(self.height):
+                for j in range(self.width):
+                    x, _ = self._inputs(out)
+                    logits = self.net(x)[:, i * self.width + j, :]
+                    probs = torch.softmax(logits.double(), dim=1).cpu().numpy()
+                    cdf = np.cumsum(probs, axis=1)
+                    out[:, i, j] = np.minimum((uniforms[:, i, j, None] >= cdf).sum(axis=1), self.levels - 1)
+        return out
+
+    def state_dict(self) -> dict:
+        return {
+            "kind": "PixelCNNDensity",
+            "shape": [self.height, self.width, self.levels],
+            "net": self.net.state_dict(),
+            "optimizer": self.optimizer.state_dict(),
+            "n_updates": self._n_updates,
+        }
+
+    def load_state_dict(self, state: dict) -> None:
+        if state.get("kind") != "PixelCNNDensity":
+            raise ValueError(f"state is for {state.get('kind')!r}, not PixelCNNDensity")
+        shape = [int(v) for v in state["shape"]]
+        if shape != [self.height, self.width, self.levels]:
+            raise ValueError(f"state is for shape/levels {shape}, model has {[self.height, self.width, self.levels]}")
+        self.net.load_state_dict(state["net"])
+        self.optimizer.load_state_dict(state["optimizer"])
+        self._n_updates = int(state["n_updates"])
+
+    def __repr__(self) -> str:
+        return (
+            f"PixelCNNDensity(height={self.height}, width={self.width}, levels={self.levels}, "
+            f"lr={self.lr}, lr_schedule={self.lr_schedule!r}, n_updates={self._n_updates})"
+        )
