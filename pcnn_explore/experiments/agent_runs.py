@@ -1,0 +1,410 @@
+"""Run agent variants x seeds and turn their training logs into curves and success figures.
+
+Shared by the agent experiments (Fig. 5, 11, 12, 13 of the paper). Each run is one call of
+:func:`pcnn_explore.train.train` in its own output folder; runs go to worker processes
+(``workers`` of them, each with one torch thread), so a study notebook's seeds share 2 cores.
+
+Units: ``step`` is counted in agent steps (one action; on Atari one agent step is 4 emulator
+frames). Returns are undiscounted extrinsic episode returns (in MiniGrid, ``1 - 0.9 * t / T`` on
+reaching the goal, else 0), also when the agent learns from the intrinsic reward alone.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+import pcnn_explore.experiments.tasks  # noqa: F401  (registers MiniGrid-Serpentine-*)
+from pcnn_explore.profiles import ExperimentSettings
+
+__all__ = [
+    "VARIANTS",
+    "LABELS",
+    "RunSpec",
+    "RunResult",
+    "run_one",
+    "run_grid",
+    "binned_returns",
+    "curves_by_variant",
+    "summarise_runs",
+    "final_success_rate",
+    "AgentSettings",
+    "AgentExperimentResults",
+    "make_specs",
+    "run_experiment",
+    "STUDY_TASK",
+    "SMOKE_TASK",
+    "PAPER_AGENT_STEPS",
+]
+
+#: variant name -> TrainConfig fields. MMC beta 0.1 as in the paper; "none" = no bonus.
+VARIANTS: dict[str, dict[str, Any]] = {
+    "dqn": dict(bonus="none", mmc_beta=0.0),
+    "dqn_mmc": dict(bonus="none", mmc_beta=0.1),
+    "pixelcnn": dict(bonus="pixelcnn", mmc_beta=0.0),
+    "pixelcnn_mmc": dict(bonus="pixelcnn", mmc_beta=0.1),
+    "cts_mmc": dict(bonus="cts", mmc_beta=0.1),
+    "convcts_mmc": dict(bonus="convcts", mmc_beta=0.1),
+}
+
+#: the paper's names for the variants (DQN-PixelCNN and DQN-CTS use MMC unless said otherwise)
+LABELS: dict[str, str] = {
+    "dqn": "DQN",
+    "dqn_mmc": "DQN + MMC",
+    "pixelcnn": "DQN-PixelCNN without MMC",
+    "pixelcnn_mmc": "DQN-PixelCNN",
+    "cts_mmc": "DQN-CTS",
+    "convcts_mmc": "DQN-ConvCTS",
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class RunSpec:
+    """One training run: a variant of :data:`VARIANTS` plus overrides, on one env and seed."""
+
+    variant: str
+    env: str
+    seed: int
+    steps: int
+    profile: str
+    out_dir: str
+    overrides: tuple[tuple[str, Any], ...] = ()  # extra TrainConfig fields (pg_scale, intrinsic_only)
+    name: str = ""  # short key for metrics ("dqn", "c10", ...); default: the variant
+    label: str = ""  # legend text; default: the paper's name of the variant
+
+    @property
+    def key(self) -> str:
+        return self.name or self.variant
+
+    @property
+    def display(self) -> str:
+        return self.label or LABELS[self.variant]
+
+    def config_fields(self) -> dict[str, Any]:
+        return {**VARIANTS[self.variant], **dict(self.overrides)}
+
+
+@dataclasses.dataclass
+class RunResult:
+    """What one run leaves for the figures: its episodes, in agent steps.
+
+    episode_end_step: (E,) int, agent step at which each episode ended.
+    episode_return: (E,) float, undiscounted extrinsic return of each episode.
+    episode_intrinsic: (E,) float, sum of the bonus r+ over each episode (0 without a bonus).
+    """
+
+    spec: RunSpec
+    episode_end_step: np.ndarray
+    episode_return: np.ndarray
+    episode_intrinsic: np.ndarray
+    wall_s: float
+
+    @property
+    def key(self) -> str:
+        return self.spec.key
+
+    @property
+    def label(self) -> str:
+        return self.spec.display
+
+
+def _check_spec(spec: RunSpec) -> None:
+    if spec.variant not in VARIANTS:
+        raise ValueError(f"unknown variant {spec.variant!r}: choose one of {', '.join(VARIANTS)}")
+    if isinstance(spec.steps, bool) or not isinstance(spec.steps, (int, np.integer)) or spec.steps < 1:
+        raise ValueError(f"steps must be a positive number of agent steps, got {spec.steps!r}")
+    if isinstance(spec.seed, bool) or not isinstance(spec.seed, (int, np.integer)) or spec.seed < 0:
+        raise ValueError(f"seed must be a non-negative integer, got {spec.seed!r}")
+
+
+def _episodes_from_log(log: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Episode ends, returns and intrinsic sums from a training log (columns as arrays).
+
+    The training log has one row per finished episode with ``step`` (agent steps at the end of
+    the episode) and ``episodic_return``; ``episodic_intrinsic_return`` when a bonus is on.
+    """
+    steps = np.asarray(log["step"], dtype=np.int64)
+    returns = np.asarray(log["episodic_return"], dtype=np.float64)
+    intrinsic = log.get("episodic_intrinsic_return")
+    intrinsic = np.zeros_like(returns) if intrinsic is None else np.nan_to_num(np.asarray(intrinsic, np.float64))
+    keep = np.isfinite(returns)
+    return steps[keep], returns[keep], intrinsic[keep]
+
+
+def run_one(spec: RunSpec) -> RunResult:
+    """Train one run (in this process, one torch thread) and read its episodes back."""
+    import torch
+
+    from pcnn_explore.train import TrainConfig, read_log, train
+
+    _check_spec(spec)
+    torch.set_num_threads(1)
+    cfg = TrainConfig.preset(
+        spec.profile, env=spec.env, steps=int(spec.steps), seed=int(spec.seed), out_dir=spec.out_dir,
+        **spec.config_fields(),
+    )
+    t0 = time.perf_counter()
+    train(cfg, progress=False)
+    wall = time.perf_counter() - t0
+    ends, rets, intr = _episodes_from_log(read_log(spec.out_dir))
+    return RunResult(spec, ends, rets, intr, wall)
+
+
+def run_grid(
+    env: str,
+    variants: Sequence[str],
+    seeds: Sequence[int],
+    steps: int,
+    profile: str,
+    out_root: str | os.PathLike,
+    workers: int = 1,
+    extra: dict[str, Any] | None = None,
+    specs: Sequence[RunSpec] | None = None,
+) -> list[RunResult]:
+    """Run every variant x seed (or the given ``specs``) and return results in that order.
+
+    ``workers > 1`` runs them in that many worker processes (spawned, one torch thread each).
+    ``extra``: TrainConfig fields applied to every run (e.g. ``{"pg_scale": 1.0}``).
+    Each run writes under ``out_root/<variant>_s<seed>``; an existing log there is overwritten.
+    """
+    from pcnn_explore.profiles import check_profile
+
+    check_profile(profile)
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise ValueError(f"workers must be a positive integer, got {workers!r}")
+    if specs is None:
+        if not variants or not seeds:
+            raise ValueError("run_grid needs at least one variant and one seed")
+        over = tuple(sorted((extra or {}).items()))
+        specs = [
+            RunSpec(v, env, int(s), int(steps), profile, str(Path(out_root) / f"{v}_s{s}"), over)
+            for v in variants for s in seeds
+        ]
+    for s in specs:
+        _check_spec(s)
+    if workers == 1 or len(specs) == 1:
+        return [run_one(s) for s in specs]
+    import multiprocessing as mp
+
+    with ProcessPoolExecutor(max_workers=min(workers, len(specs)), mp_context=mp.get_context("spawn")) as pool:
+        return list(pool.map(run_one, specs))
+
+
+def binned_returns(end_steps: np.ndarray, values: np.ndarray, total_steps: int, n_bins: int) -> tuple[np.ndarray, np.ndarray]:
+    """Mean of ``values`` over the episodes that ended in each of ``n_bins`` equal windows of agent steps.
+
+    Like the paper's curves (each point: mean undiscounted return over 1M frames). A window with
+    no finished episode repeats the previous window's value (0 before the first episode).
+    Returns (bin_right_edges (n_bins,) in agent steps, means (n_bins,)).
+    Example: ends [10, 20, 60], values [0, 1, 1], total 100, 2 bins -> edges [50, 100], means [0.5, 1.0].
+    """
+    if n_bins < 1 or total_steps < 1:
+        raise ValueError(f"need n_bins >= 1 and total_steps >= 1, got {n_bins}, {total_steps}")
+    edges = np.linspace(0, total_steps, n_bins + 1)
+    idx = np.clip(np.searchsorted(edges, np.asarray(end_steps), side="left") - 1, 0, n_bins - 1)
+    means = np.empty(n_bins)
+    last = 0.0
+    for b in range(n_bins):
+        sel = np.asarray(values)[idx == b]
+        last = float(sel.mean()) if sel.size else last
+        means[b] = last
+    return edges[1:], means
+
+
+def curves_by_variant(results: Sequence[RunResult], n_bins: int = 20, intrinsic: bool = False) -> dict[str, dict[str, np.ndarray]]:
+    """Seeds' mean and spread of the binned returns, per label.
+
+    Returns {label: {"steps": (n_bins,), "mean": (n_bins,), "low": min over seeds, "high": max,
+    "runs": (n_seeds, n_bins)}}; ``intrinsic=True`` uses the episodes' summed bonus instead.
+    """
+    out: dict[str, dict[str, np.ndarray]] = {}
+    by_label: dict[str, list[RunResult]] = {}
+    for r in results:
+        by_label.setdefault(r.label, []).append(r)
+    for label, runs in by_label.items():
+        total = max(r.spec.steps for r in runs)
+        rows = []
+        for r in runs:
+            x, y = binned_returns(r.episode_end_step, r.episode_intrinsic if intrinsic else r.episode_return, total, n_bins)
+            rows.append(y)
+        m = np.vstack(rows)
+        out[label] = {"steps": x, "mean": m.mean(0), "low": m.min(0), "high": m.max(0), "runs": m}
+    return out
+
+
+def final_success_rate(result: RunResult, window: int = 20) -> float:
+    """Fraction of the last ``window`` episodes with a positive extrinsic return (0 if none)."""
+    last = result.episode_return[-window:]
+    return float((last > 0).mean()) if last.size else 0.0
+
+
+def summarise_runs(results: Sequence[RunResult], window: int = 20, solved_at: float = 0.5) -> list[dict[str, Any]]:
+    """One row per run: episodes, successes, first success (agent step), final success rate, solved."""
+    rows = []
+    for r in results:
+        wins = np.flatnonzero(r.episode_return > 0)
+        rate = final_success_rate(r, window)
+        rows.append({
+            "variant": r.spec.variant,
+            "key": r.key,
+            "label": r.label,
+            "env": r.spec.env,
+            "seed": r.spec.seed,
+            "steps": r.spec.steps,
+            "overrides": dict(r.spec.overrides),
+            "episodes": int(r.episode_return.size),
+            "successes": int(wins.size),
+            "first_success_step": int(r.episode_end_step[wins[0]]) if wins.size else None,
+            "final_success_rate": rate,
+            "mean_return_last": float(r.episode_return[-window:].mean()) if r.episode_return.size else 0.0,
+            "solved": bool(rate >= solved_at),
+            "wall_s": float(r.wall_s),
+            "steps_per_s": float(r.spec.steps / r.wall_s) if r.wall_s > 0 else float("nan"),
+        })
+    return rows
+
+
+# ---------------------------------------------------------------------------------------------
+# Settings and results shared by the four agent experiments
+
+#: the CPU-scale hard-exploration task chosen by benchmarks/task_search.py (see data/task_search.json)
+STUDY_TASK = "MiniGrid-Serpentine-9x9-v0"
+#: a smaller corridor for smoke runs (plumbing only)
+SMOKE_TASK = "MiniGrid-Serpentine-7x7-v0"
+#: agent steps per paper run: 150M frames at frame skip 4 (the appendix table's budget)
+PAPER_AGENT_STEPS = 150_000_000 // 4
+
+
+@dataclasses.dataclass
+class AgentSettings(ExperimentSettings):
+    """Fields every agent experiment has (mixed into each experiment's settings dataclass).
+
+    envs: env ids (study: the CPU task; paper: Atari games). seeds: one run per seed and variant.
+    steps: agent steps per run. workers: parallel worker processes (one torch thread each).
+    n_bins: points per training curve. window: last episodes counted by the success rate.
+    """
+
+    profile: str = "study"
+    envs: tuple[str, ...] = (STUDY_TASK,)
+    seeds: tuple[int, ...] = (0, 1, 2)
+    steps: int = 30_000
+    workers: int = 2
+    n_bins: int = 20
+    window: int = 20
+
+    def check(self) -> None:
+        """Raise ValueError/TypeError on bad settings, before any run starts."""
+        from pcnn_explore.envs import check_env_id
+        from pcnn_explore.profiles import check_profile
+
+        check_profile(self.profile)
+        if isinstance(self.envs, str):
+            raise TypeError(f"envs must be a tuple of env ids, got the string {self.envs!r}; write ({self.envs!r},)")
+        if not self.envs:
+            raise ValueError("envs is empty: name at least one env id")
+        for e in self.envs:
+            check_env_id(e)
+        if not self.seeds:
+            raise ValueError("seeds is empty: give at least one seed")
+        for s in self.seeds:
+            if isinstance(s, bool) or not isinstance(s, (int, np.integer)) or s < 0:
+                raise ValueError(f"seeds must be non-negative integers, got {s!r}")
+        if len(set(self.seeds)) != len(tuple(self.seeds)):
+            raise ValueError(f"seeds repeat: {tuple(self.seeds)}")
+        for name in ("steps", "workers", "n_bins", "window"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
+                raise ValueError(f"{name} must be a positive integer, got {v!r}")
+
+
+@dataclasses.dataclass
+class AgentExperimentResults:
+    """All runs of one experiment, with the figures' numbers computed from them."""
+
+    runs: list[RunResult]
+    window: int = 20
+    n_bins: int = 20
+
+    @property
+    def envs(self) -> list[str]:
+        return list(dict.fromkeys(r.spec.env for r in self.runs))
+
+    def curves(self, env: str | None = None, intrinsic: bool = False) -> dict[str, dict[str, np.ndarray]]:
+        """Per-label training curves (seeds' mean, min, max) on ``env`` (default: the first env)."""
+        env = env or self.envs[0]
+        return curves_by_variant([r for r in self.runs if r.spec.env == env], self.n_bins, intrinsic)
+
+    def summary(self) -> list[dict[str, Any]]:
+        """One row per run (see :func:`summarise_runs`)."""
+        return summarise_runs(self.runs, self.window)
+
+    def by_key(self, env: str | None = None) -> dict[str, dict[str, Any]]:
+        """Per variant key on ``env``: label, seeds, solved seeds, mean final success rate, median first success."""
+        env = env or self.envs[0]
+        out: dict[str, dict[str, Any]] = {}
+        for row in self.summary():
+            if row["env"] != env:
+                continue
+            d = out.setdefault(row["key"], {"label": row["label"], "rows": []})
+            d["rows"].append(row)
+        for d in out.values():
+            rows = d.pop("rows")
+            firsts = [r["first_success_step"] for r in rows if r["first_success_step"] is not None]
+            d.update(
+                seeds=len(rows),
+                solved_seeds=sum(r["solved"] for r in rows),
+                seeds_with_a_success=len(firsts),
+                final_success_rate=float(np.mean([r["final_success_rate"] for r in rows])),
+                mean_return_last=float(np.mean([r["mean_return_last"] for r in rows])),
+                median_first_success_step=float(np.median(firsts)) if firsts else None,
+                steps_per_s=float(np.mean([r["steps_per_s"] for r in rows])),
+            )
+        return out
+
+    def metrics(self) -> dict[str, Any]:
+        """Flat key figures for metrics.json: ``<key>/<figure>`` on the first env, plus the run count."""
+        m: dict[str, Any] = {"env": self.envs[0], "runs": len(self.runs)}
+        for key, d in self.by_key().items():
+            for fig in ("final_success_rate", "mean_return_last", "solved_seeds", "seeds",
+                        "seeds_with_a_success", "median_first_success_step", "steps_per_s"):
+                m[f"{key}/{fig}"] = d[fig]
+        return m
+
+    def table(self, env: str | None = None) -> str:
+        """Text table of :meth:`by_key` for a notebook."""
+        rows = self.by_key(env)
+        head = f"{'variant':28s} {'seeds solved':>12s} {'final success':>13s} {'return (last)':>13s} {'1st success (median step)':>26s}"
+        lines = [head, "-" * len(head)]
+        for d in rows.values():
+            first = "never" if d["median_first_success_step"] is None else f"{d['median_first_success_step']:,.0f}"
+            lines.append(f"{d['label']:28s} {d['solved_seeds']:>5d} of {d['seeds']:<4d} {d['final_success_rate']:13.2f} "
+                         f"{d['mean_return_last']:13.3f} {first:>26s}")
+        return "\n".join(lines)
+
+
+def run_experiment(settings: AgentSettings, specs: list[RunSpec]) -> AgentExperimentResults:
+    """Check settings, run ``specs`` on ``settings.workers`` processes, and collect the results."""
+    settings.check()
+    results = run_grid("", (), (), 1, settings.profile, ".", workers=settings.workers, specs=specs)
+    return AgentExperimentResults(results, window=settings.window, n_bins=settings.n_bins)
+
+
+def make_specs(settings: AgentSettings, out_root: str | os.PathLike,
+               variants: Sequence[tuple[str, str, dict[str, Any], str]]) -> list[RunSpec]:
+    """Specs for every env x (variant_name, key, overrides, label) x seed, written under ``out_root``."""
+    specs = []
+    for env in settings.envs:
+        env_dir = env.replace("/", "_")
+        for variant, key, overrides, label in variants:
+            if variant not in VARIANTS:
+                raise ValueError(f"unknown variant {variant!r}: choose one of {', '.join(VARIANTS)}")
+            for s in settings.seeds:
+                specs.append(RunSpec(variant, env, int(s), int(settings.steps), settings.profile,
+                                     str(Path(out_root) / env_dir / f"{key}_s{s}"),
+                                     tuple(sorted(overrides.items())), key, label))
+    return specs
