@@ -24,7 +24,9 @@ Caching
 ``cache_dir``, else the environment variable ``PCNN_EXPLORE_CACHE``, else
 ``~/.cache/pcnn-explore``), under ``streams/`` with every setting in the file name. The file
 also stores its settings as JSON; a file whose stored settings differ from the request (or which
-cannot be read, is truncated or has inconsistent arrays) is regenerated, never trusted. Files
+cannot be read, is truncated or has inconsistent arrays) is regenerated, never trusted. A
+request for fewer frames than a valid cached stream holds is served from that stream's prefix,
+which equals the shorter stream exactly (random numbers are consumed in stream order). Files
 are written atomically (temporary file, then ``os.replace``) and read with
 ``np.load(allow_pickle=False)``.
 """
@@ -34,6 +36,7 @@ import dataclasses
 import difflib
 import json
 import os
+import re
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -43,13 +46,13 @@ import numpy as np
 from pcnn_explore.frames import DENSITY_HEIGHT, DENSITY_LEVELS, DENSITY_WIDTH, to_density_frame
 
 __all__ = ["FrameStream", "POLICIES", "BIASED_CONCENTRATION", "load_stream", "generate_stream",
-           "stream_settings", "stream_path", "default_cache_dir", "check_game"]
+           "stream_settings", "stream_path", "prefix", "draw_actions", "default_cache_dir", "check_game"]
 
 POLICIES = ("random", "biased")
 #: Dirichlet concentration of the per-phase action probabilities of the "biased" policy.
 BIASED_CONCENTRATION = 0.5
 #: Bumped whenever the stream's content for given settings would change.
-STREAM_FORMAT = 1
+STREAM_FORMAT = 2
 
 
 @dataclasses.dataclass(frozen=True)
@@ -204,12 +207,14 @@ def generate_stream(settings: dict[str, Any], progress: bool = False) -> FrameSt
                          repeat_action_probability=settings["sticky_actions"],
                          obs_type="rgb", max_episode_steps=None)
     n_actions = int(env.action_space.n)
-    rng = np.random.default_rng(np.random.SeedSequence(settings["seed"], spawn_key=(7,)))
+    # separate generators for the phase probabilities and the action draws, each consumed in
+    # stream order: the first n steps of a longer stream equal the stream of n steps
+    probs_rng, action_rng = (np.random.default_rng(s) for s in np.random.SeedSequence(settings["seed"]).spawn(2))
     n_phases = 1 if settings["policy"] == "random" else -(-n // settings["switch_every"])
-    probs = _phase_probabilities(rng, settings["policy"], n_phases, n_actions)
+    probs = _phase_probabilities(probs_rng, settings["policy"], n_phases, n_actions)
     phases = (np.zeros(n, np.int64) if settings["policy"] == "random"
               else np.arange(n, dtype=np.int64) // settings["switch_every"])
-    actions = draw_actions(probs, phases, rng.random(n))
+    actions = draw_actions(probs, phases, action_rng.random(n))
 
     frames = np.empty((n, settings["height"], settings["width"]), np.uint8)
     episode_starts = np.zeros(n, bool)
@@ -275,11 +280,48 @@ def _load_valid(path: Path, settings: dict[str, Any]) -> FrameStream | None:
     return FrameStream(**arrays, settings=stored, path=path, from_cache=True)
 
 
+def prefix(stream: FrameStream, n_frames: int) -> FrameStream:
+    """The first ``n_frames`` agent steps of ``stream`` (equal to the stream generated with
+    ``n_frames``: generation consumes its random numbers in stream order)."""
+    n_frames = _check_int("n_frames", n_frames, 1)
+    if n_frames > len(stream):
+        raise ValueError(f"stream has {len(stream)} frames, cannot take the first {n_frames}")
+    n_phases = int(stream.phases[n_frames - 1]) + 1
+    return dataclasses.replace(
+        stream, frames=stream.frames[:n_frames], episode_starts=stream.episode_starts[:n_frames],
+        actions=stream.actions[:n_frames], rewards=stream.rewards[:n_frames],
+        phases=stream.phases[:n_frames], action_probs=stream.action_probs[:n_phases],
+        settings={**stream.settings, "n_frames": n_frames})
+
+
+def _load_longer(settings: dict[str, Any], cache_dir) -> FrameStream | None:
+    """A valid cached stream with the same settings but more frames, cut to ``n_frames``."""
+    folder = stream_path(settings, cache_dir).parent
+    if not folder.is_dir():
+        return None
+    candidates = []
+    for path in folder.glob(f"{settings['game']}_n*.npz"):
+        match = _N_IN_NAME.match(path.name[len(settings["game"]) + 1:])
+        if match and int(match.group(1)) > settings["n_frames"]:
+            longer = {**settings, "n_frames": int(match.group(1))}
+            if stream_path(longer, cache_dir) == path:
+                candidates.append((longer["n_frames"], path, longer))
+    for _, path, longer in sorted(candidates):  # the shortest valid one: least to read
+        stream = _load_valid(path, longer)
+        if stream is not None:
+            return prefix(stream, settings["n_frames"])
+    return None
+
+
+_N_IN_NAME = re.compile(r"^n(\d+)_")
+
+
 def load_stream(game: str, n_frames: int, seed: int = 0, policy: str = "random",
                 switch_every: int | None = None, frameskip: int = 4, sticky_actions: float = 0.25,
                 cache_dir: str | os.PathLike | None = None, progress: bool = False) -> FrameStream:
     """The stream of ``n_frames`` agent steps of ``game`` under ``policy``: from the cache when a
-    valid file with identical settings exists, else generated, cached and returned.
+    valid file with identical settings exists (or the prefix of a valid cached longer stream with
+    otherwise identical settings), else generated, cached and returned.
 
     ``game`` is an ALE name ('Freeway', 'Pong', 'MontezumaRevenge', ...); the environment is
     ``gymnasium.make("ALE/<game>-v5", frameskip=frameskip, repeat_action_probability=sticky_actions)``.
@@ -290,6 +332,9 @@ def load_stream(game: str, n_frames: int, seed: int = 0, policy: str = "random",
     cached = _load_valid(path, settings)
     if cached is not None:
         return cached
+    longer = _load_longer(settings, cache_dir)
+    if longer is not None:
+        return longer
     stream = generate_stream(settings, progress=progress)
     _save(stream, path)
     return dataclasses.replace(stream, path=path)

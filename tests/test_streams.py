@@ -80,7 +80,7 @@ def test_generation_is_deterministic_and_seed_dependent(tmp_path):
 def test_cache_file_name_holds_the_settings(tmp_path):
     s = stream_settings("Pong", 6000, seed=3, policy="biased", switch_every=4000, frameskip=4,
                         sticky_actions=0.0)
-    assert stream_path(s, tmp_path).name == "Pong_n6000_seed3_biased4000_fs4_sticky0_v1.npz"
+    assert stream_path(s, tmp_path).name == "Pong_n6000_seed3_biased4000_fs4_sticky0_v2.npz"
     assert stream_path(s, tmp_path).parent == tmp_path / "streams"
 
 
@@ -163,3 +163,18 @@ def test_bad_settings_are_rejected_before_any_work(tmp_path, kwargs, error, word
     with pytest.raises(error, match=words):
         load_stream(**kwargs, cache_dir=tmp_path)
     assert not any(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("policy, switch_every", [("random", None), ("biased", 7)])
+def test_shorter_request_is_the_prefix_of_a_cached_longer_stream(tmp_path, policy, switch_every):
+    direct = load_stream("Freeway", 15, seed=4, policy=policy, switch_every=switch_every,
+                         cache_dir=tmp_path / "direct")
+    load_stream("Freeway", N, seed=4, policy=policy, switch_every=switch_every, cache_dir=tmp_path)
+    short = load_stream("Freeway", 15, seed=4, policy=policy, switch_every=switch_every, cache_dir=tmp_path)
+    assert short.from_cache and len(short) == 15 and short.settings["n_frames"] == 15
+    for name in ("frames", "episode_starts", "actions", "rewards", "phases", "action_probs"):
+        np.testing.assert_array_equal(getattr(short, name), getattr(direct, name))
+    assert not stream_path(short.settings, tmp_path).exists()  # served from the longer file
+    # a longer file with other settings (another seed) is not used
+    other = load_stream("Freeway", 15, seed=5, policy=policy, switch_every=switch_every, cache_dir=tmp_path)
+    assert not other.from_cache
