@@ -1,0 +1,120 @@
+"""Training a density model on a frame stream, and measuring it, for the density experiments.
+
+Orders of presenting a stream of N frames to a model (Fig. 2 left):
+
+- ``"online"``: each frame once, in the order experienced (what the paper's agents do);
+- ``"permutation"``: each frame once, in a random order;
+- ``"replacement"``: N uniform draws with replacement (some frames twice, some never).
+
+Losses are -log rho in nats per frame. The *incoming-frame loss* of update t is -log rho_t(x)
+of the frame about to be trained on (before training on it: prequential). The *held-out loss*
+is the mean -log rho(x) over a fixed set of frames from an independent stream, measured without
+training.
+"""
+from __future__ import annotations
+
+import dataclasses
+import time
+
+import numpy as np
+
+from pcnn_explore.bonus import prediction_gain
+from pcnn_explore.density import DensityModel
+from pcnn_explore.streams import load_stream
+
+__all__ = ["TRAINING_ORDERS", "training_order", "heldout_loss", "heldout_frames", "TrainTrace", "train_stream"]
+
+TRAINING_ORDERS = ("online", "permutation", "replacement")
+
+
+def training_order(n: int, method: str, rng: np.random.Generator) -> np.ndarray:
+    """(n,) int64 frame indices in the order ``method`` presents them (see the module docstring)."""
+    if method not in TRAINING_ORDERS:
+        raise ValueError(f"unknown training order {method!r}: choose one of {', '.join(TRAINING_ORDERS)}")
+    if method == "online":
+        return np.arange(n, dtype=np.int64)
+    if method == "permutation":
+        return rng.permutation(n).astype(np.int64)
+    return rng.integers(0, n, size=n, dtype=np.int64)
+
+
+def heldout_loss(model: DensityModel, frames: np.ndarray, batch: int = 64) -> float:
+    """Mean -log rho(x) over ``frames`` (B, H, W), in nats per frame; the model is not trained."""
+    total = 0.0
+    for i in range(0, len(frames), batch):
+        total -= float(model.log_prob(frames[i:i + batch]).sum())
+    return total / len(frames)
+
+
+def heldout_frames(game: str, n: int, seed: int, source_frames: int, cache_dir=None, **stream_kw) -> np.ndarray:
+    """``n`` frames drawn uniformly without replacement (kept in stream order) from an
+    independent stream of ``source_frames`` agent steps of ``game`` generated with ``seed``."""
+    if n > source_frames:
+        raise ValueError(f"cannot draw {n} held-out frames from a stream of {source_frames}")
+    stream = load_stream(game, source_frames, seed=seed, cache_dir=cache_dir, **stream_kw)
+    idx = np.sort(np.random.default_rng(seed).choice(source_frames, size=n, replace=False))
+    return stream.frames[idx]
+
+
+@dataclasses.dataclass
+class TrainTrace:
+    """One model trained on one sequence of frames.
+
+    order: (N,) indices of the stream frames in training order; log_rho, log_rho_prime: (N,)
+    nats, from ``model.update`` at each step; eval_steps: (E,) number of updates done when the
+    held-out loss was measured (0 = untrained); eval_loss: (E,) held-out loss, nats per frame;
+    seconds: wall-clock training time (evaluation included).
+    """
+
+    order: np.ndarray
+    log_rho: np.ndarray
+    log_rho_prime: np.ndarray
+    eval_steps: np.ndarray
+    eval_loss: np.ndarray
+    seconds: float
+
+    @property
+    def loss(self) -> np.ndarray:
+        """(N,) incoming-frame loss -log rho_n(x_n), nats per frame."""
+        return -self.log_rho
+
+    @property
+    def pg(self) -> np.ndarray:
+        """(N,) prediction gain log rho'_n(x_n) - log rho_n(x_n), nats."""
+        return prediction_gain(self.log_rho, self.log_rho_prime)
+
+
+def train_stream(model: DensityModel, frames: np.ndarray, order: np.ndarray | None = None,
+                 eval_frames: np.ndarray | None = None, eval_every: int | None = None,
+                 progress: bool = False, desc: str = "training") -> TrainTrace:
+    """Train ``model`` once on ``frames[order[t]]`` for t = 0..N-1 (``order`` default: online),
+    recording log rho and log rho' of each update; with ``eval_frames``, measure the held-out
+    loss before training, every ``eval_every`` updates and after the last one."""
+    frames = np.asarray(frames)
+    order = np.arange(len(frames), dtype=np.int64) if order is None else np.asarray(order, dtype=np.int64)
+    if eval_frames is not None and (eval_every is None or eval_every < 1):
+        raise ValueError("eval_every (updates between held-out evaluations) must be a positive int "
+                         "when eval_frames is given")
+    n = len(order)
+    log_rho, log_rho_prime = np.empty(n), np.empty(n)
+    eval_steps, eval_loss = [], []
+
+    def evaluate(step: int) -> None:
+        if eval_frames is not None:
+            eval_steps.append(step)
+            eval_loss.append(heldout_loss(model, eval_frames))
+
+    start = time.perf_counter()
+    evaluate(0)
+    steps = range(n)
+    if progress:
+        from tqdm.auto import tqdm
+
+        steps = tqdm(steps, desc=desc, unit="update", mininterval=2.0)
+    for t in steps:
+        log_rho[t], log_rho_prime[t] = model.update(frames[order[t]])
+        if eval_frames is not None and ((t + 1) % eval_every == 0 or t + 1 == n):
+            evaluate(t + 1)
+    return TrainTrace(order=order, log_rho=log_rho, log_rho_prime=log_rho_prime,
+                      eval_steps=np.asarray(eval_steps, dtype=np.int64), eval_loss=np.asarray(eval_loss),
+                      seconds=time.perf_counter() - start)
