@@ -112,6 +112,9 @@ class ReplayBuffer:
         """
         if obs.shape != self.obs_shape or next_obs.shape != self.obs_shape:
             raise ValueError(f"observations must have shape {self.obs_shape}, got {obs.shape} and {next_obs.shape}")
+        if self._open and len(self._episode_slots) >= self.capacity:
+            raise ValueError(f"an episode longer than the replay capacity ({self.capacity} slots) cannot be "
+                             "stored: raise replay_capacity")
         if not self._open:
             self.n_episodes += 1
             self._episode_slots = [self._write_frame(obs, True)]
@@ -121,9 +124,6 @@ class ReplayBuffer:
         j = self._write_frame(next_obs, False)
         self.has_transition[i] = True
         self._episode_slots.append(j)
-        if len(self._episode_slots) > self.capacity - self.stack:
-            raise ValueError(f"an episode longer than the replay capacity ({self.capacity}) cannot be stored; "
-                             "raise replay_capacity")
         if episode_end:
             self.end_episode()
 

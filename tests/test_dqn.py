@@ -1,0 +1,130 @@
+"""DQN maths: discounted returns, the mixed Monte Carlo target, and the learning step's target."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from pcnn_explore.agents.dqn import DQNAgent, discounted_returns, mixed_mc_target
+from pcnn_explore.agents.replay import Batch
+
+torch.set_num_threads(1)
+
+
+def test_discounted_returns_hand_computed():
+    # gamma 0.5: G2 = 2, G1 = 0 + 0.5 * 2 = 1, G0 = 1 + 0.5 * 1 = 1.5
+    np.testing.assert_array_equal(discounted_returns([1.0, 0.0, 2.0], 0.5), [1.5, 1.0, 2.0])
+    # gamma 0.9, rewards [0, 0, 1]: [0.81, 0.9, 1]
+    np.testing.assert_allclose(discounted_returns([0, 0, 1], 0.9), [0.81, 0.9, 1.0], rtol=0, atol=1e-15)
+    # gamma 0: returns are the rewards; gamma 1: suffix sums
+    np.testing.assert_array_equal(discounted_returns([3, -1, 2], 0.0), [3, -1, 2])
+    np.testing.assert_array_equal(discounted_returns([3, -1, 2], 1.0), [4, 1, 2])
+    out = discounted_returns([], 0.99)
+    assert out.shape == (0,) and out.dtype == np.float64
+
+
+def test_discounted_returns_rejects_bad_input():
+    with pytest.raises(ValueError, match="gamma"):
+        discounted_returns([1.0], 1.5)
+    with pytest.raises(ValueError, match="1-D"):
+        discounted_returns([[1.0, 2.0]], 0.9)
+
+
+def test_mixed_mc_target_hand_computed():
+    # (1 - 0.1) * (1 + 0.99 * 1 * 2) + 0.1 * 5 = 0.9 * 2.98 + 0.5 = 3.182
+    assert mixed_mc_target(1.0, 2.0, 0.0, 5.0, 0.99, 0.1) == pytest.approx(3.182, abs=1e-12)
+    # done: no bootstrap: 0.9 * 1 + 0.1 * 5 = 1.4
+    assert mixed_mc_target(1.0, 2.0, 1.0, 5.0, 0.99, 0.1) == pytest.approx(1.4, abs=1e-12)
+    # beta 0 is the Q-learning target, beta 1 the Monte Carlo return
+    assert mixed_mc_target(0.5, 4.0, 0.0, 9.0, 0.5, 0.0) == pytest.approx(2.5, abs=1e-12)
+    assert mixed_mc_target(0.5, 4.0, 0.0, 9.0, 0.5, 1.0) == pytest.approx(9.0, abs=1e-12)
+
+
+def test_mixed_mc_target_elementwise_numpy_and_torch():
+    r = np.array([0.0, 1.0, -1.0])
+    q = np.array([1.0, 2.0, 3.0])
+    d = np.array([0.0, 1.0, 0.0])
+    mc = np.array([0.5, 1.0, 0.0])
+    expected = np.array([0.75 * (0 + 0.5 * 1) + 0.25 * 0.5, 0.75 * 1 + 0.25 * 1, 0.75 * (-1 + 0.5 * 3) + 0])
+    np.testing.assert_allclose(mixed_mc_target(r, q, d, mc, 0.5, 0.25), expected, rtol=0, atol=1e-15)
+    t = mixed_mc_target(*(torch.tensor(a) for a in (r, q, d, mc)), 0.5, 0.25)
+    np.testing.assert_allclose(t.numpy(), expected, rtol=0, atol=1e-15)
+
+
+@pytest.mark.parametrize("bad", [-0.1, 1.1])
+def test_mixed_mc_target_rejects_bad_beta_and_gamma(bad):
+    with pytest.raises(ValueError, match="beta"):
+        mixed_mc_target(1.0, 1.0, 0.0, 1.0, 0.9, bad)
+    with pytest.raises(ValueError, match="gamma"):
+        mixed_mc_target(1.0, 1.0, 0.0, 1.0, bad, 0.1)
+
+
+def _agent_with_known_q(double_q: bool, beta: float) -> DQNAgent:
+    """Online Q = 0 everywhere except final bias [0, 0.5, 0]; target Q = [1, 2, 3] for every state."""
+    agent = DQNAgent((3, 8, 8), 3, network="small", hidden=4, gamma=0.5, mmc_beta=beta, double_q=double_q,
+                     optimizer="adam", lr=1e-3)
+    with torch.no_grad():
+        for net in (agent.q, agent.target):
+            for p in net.parameters():
+                p.zero_()
+        agent.q.head[-1].bias.copy_(torch.tensor([0.0, 0.5, 0.0]))
+        agent.target.head[-1].bias.copy_(torch.tensor([1.0, 2.0, 3.0]))
+    return agent
+
+
+def _batch(action, reward, done, mc):
+    n = len(action)
+    obs = np.zeros((n, 3, 8, 8), np.uint8)
+    return Batch(obs, np.asarray(action, np.int64), np.asarray(reward, np.float32), obs.copy(),
+                 np.asarray(done, np.float32), np.asarray(mc, np.float32), np.arange(n))
+
+
+def _huber(x):
+    x = np.abs(x)
+    return np.where(x < 1, 0.5 * x**2, x - 0.5).mean()
+
+
+@pytest.mark.parametrize("double_q, next_q", [(False, 3.0), (True, 2.0)])
+def test_learn_uses_the_mixed_target(double_q, next_q):
+    # regular: max_a' Q_target = 3; double: a' = argmax Q_online = 1 -> Q_target(., 1) = 2
+    agent = _agent_with_known_q(double_q, beta=0.2)
+    b = _batch(action=[0, 1], reward=[1.0, 0.0], done=[0.0, 1.0], mc=[2.0, 4.0])
+    q_sa = np.array([0.0, 0.5])
+    y = 0.8 * (np.array([1.0, 0.0]) + 0.5 * np.array([1.0, 0.0]) * next_q) + 0.2 * np.array([2.0, 4.0])
+    loss = float(agent.learn(b))
+    assert loss == pytest.approx(_huber(q_sa - y), abs=1e-6)
+
+
+def test_learn_moves_q_towards_target_and_sync_copies():
+    agent = _agent_with_known_q(False, beta=0.0)
+    b = _batch(action=[2] * 4, reward=[1.0] * 4, done=[1.0] * 4, mc=[0.0] * 4)
+    first = float(agent.learn(b))
+    for _ in range(50):
+        last = float(agent.learn(b))
+    assert last < first
+    agent.sync_target()
+    for p, t in zip(agent.q.parameters(), agent.target.parameters()):
+        assert torch.equal(p, t)
+
+
+def test_optimizers_and_bad_settings():
+    a = DQNAgent((4, 84, 84), 6, optimizer="rmsprop")
+    opt = a.optimizer
+    assert isinstance(opt, torch.optim.RMSprop)
+    g = opt.param_groups[0]
+    assert (g["lr"], g["alpha"], g["eps"], g["centered"], g["momentum"]) == (2.5e-4, 0.95, 0.01, True, 0)
+    assert type(a.q).__name__ == "NatureCNN"
+    assert a.q(torch.zeros(2, 4, 84, 84, dtype=torch.uint8)).shape == (2, 6)
+    with pytest.raises(ValueError, match="optimizer"):
+        DQNAgent((3, 8, 8), 3, optimizer="sgd")
+    with pytest.raises(ValueError, match="mmc_beta"):
+        DQNAgent((3, 8, 8), 3, mmc_beta=2.0)
+
+
+def test_act_is_epsilon_greedy():
+    agent = _agent_with_known_q(False, 0.0)
+    obs = np.zeros((3, 8, 8), np.uint8)
+    rng = np.random.default_rng(0)
+    assert all(agent.act(obs, 0.0, rng) == 1 for _ in range(10))  # greedy: bias 0.5 on action 1
+    actions = [agent.act(obs, 1.0, rng) for _ in range(300)]
+    assert set(actions) == {0, 1, 2}
