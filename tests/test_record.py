@@ -1,0 +1,279 @@
+"""Recorded episodes: recording, the file format and its validation, the CLI."""
+from __future__ import annotations
+
+import json
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from pcnn_explore.bonus import PseudoCountBonus
+from pcnn_explore.cli import main
+from pcnn_explore.density import make_density
+from pcnn_explore.record import (FIELDS, FORMAT_VERSION, Episode, episode_checksum, load_episode,
+                                 record_episode, save_episode)
+
+torch.set_num_threads(1)
+MZ = "ALE/MontezumaRevenge-v5"
+
+
+@pytest.fixture(scope="module")
+def short_episode():
+    """20 steps of random Pong with a CTS model, after 5 warm-up frames."""
+    return record_episode("ALE/Pong-v5", "random", "cts", warmup_frames=5, seed=3, max_steps=20)
+
+
+def test_record_short_episode_shapes_and_bonus_from_pseudo_count_bonus(short_episode):
+    ep = short_episode
+    assert len(ep) == 20
+    assert ep.rgb.shape == (20, 210, 160, 3) and ep.rgb.dtype == np.uint8
+    assert ep.density.shape == (20, 42, 42) and ep.density.max() <= 7
+    assert ep.surprise.shape == (20, 42, 42) and ep.surprise.dtype == np.float16
+    assert ep.episode_start.tolist() == [True] + [False] * 19
+    assert (ep.room == -1).all()  # Pong has no rooms
+    # n counts the warm-up updates too: 5 warm-up frames, then updates 6..25.
+    np.testing.assert_array_equal(ep.n, np.arange(6, 26))
+    np.testing.assert_array_equal(ep.prediction_gain, ep.log_rho_prime - ep.log_rho)
+    # The surprise map sums to -log rho_n(x) (float16 rounding per pixel only).
+    np.testing.assert_allclose(ep.surprise.astype(np.float64).sum(axis=(1, 2)), -ep.log_rho, rtol=2e-3)
+
+
+def test_bonus_numbers_are_those_of_pseudo_count_bonus():
+    ep = record_episode("ALE/Pong-v5", "random", "pixelcnn", warmup_frames=0, seed=5, max_steps=8)
+    np.testing.assert_array_equal(ep.n, np.arange(1, 9))
+    # Replaying the density frames through PseudoCountBonus with a fresh, same-seed model gives the
+    # same numbers exactly; the surprise map is the model's per-pixel log-loss before each update.
+    model = make_density("pixelcnn", seed=5)
+    bonus = PseudoCountBonus(model, scale=0.1, schedule="inverse_sqrt")
+    for t, frame in enumerate(ep.density):
+        surprise = -model.pixel_log_prob(frame[None])[0]
+        np.testing.assert_array_equal(ep.surprise[t], surprise.astype(np.float16))
+        rec = bonus.step(frame)
+        assert (rec.n, rec.log_rho, rec.log_rho_prime, rec.prediction_gain, rec.bonus, rec.pseudo_count) == (
+            ep.n[t], ep.log_rho[t], ep.log_rho_prime[t], ep.prediction_gain[t], ep.bonus[t], ep.pseudo_count[t])
+
+
+def test_round_trip_is_exact(short_episode, tmp_path):
+    path = save_episode(short_episode, tmp_path / "pong.npz")
+    back = load_episode(path)
+    for name in FIELDS:
+        a, b = getattr(short_episode, name), getattr(back, name)
+        assert a.dtype == b.dtype and a.shape == b.shape, name
+        np.testing.assert_array_equal(a, b, err_msg=name)
+    assert back.metadata == short_episode.metadata
+    meta = back.metadata
+    assert meta["format_version"] == FORMAT_VERSION and meta["env_id"] == "ALE/Pong-v5"
+    assert meta["density_model"] == "cts" and meta["settings"]["warmup_frames"] == 5
+    assert meta["checksum"] == episode_checksum(back.arrays(), meta)
+    assert list(tmp_path.iterdir()) == [path]  # no temp file left behind
+
+
+def test_same_seed_same_actions_across_density_models():
+    a = record_episode("ALE/Pong-v5", "random", "cts", seed=1, max_steps=15)
+    b = record_episode("ALE/Pong-v5", "random", "convcts", seed=1, max_steps=15)
+    np.testing.assert_array_equal(a.actions, b.actions)
+    np.testing.assert_array_equal(a.density, b.density)
+    assert not np.array_equal(a.log_rho, b.log_rho)
+
+
+def test_scripted_montezuma_gets_key_and_changes_rooms():
+    ep = record_episode(MZ, "scripted", "cts", seed=0, max_steps=250)
+    assert ep.metadata["settings"]["sticky_actions"] == 0.0
+    assert ep.rewards.sum() == 400  # key (100) and door (300)
+    np.testing.assert_array_equal(ep.reward_steps, np.flatnonzero(ep.rewards))
+    np.testing.assert_array_equal(ep.room_change_steps, [219, 233, 239])
+    assert ep.room[218] == 1 and ep.room[219] == 2 and ep.room[233] == 1 and ep.room[239] == 2
+    assert not ep.life_loss.any()
+
+
+def _tiny_episode(**overrides) -> Episode:
+    t = 5
+    arrays = dict(
+        rgb=np.zeros((t, 4, 4, 3), np.uint8), density=np.zeros((t, 2, 2), np.uint8),
+        actions=np.zeros(t, np.int64), rewards=np.zeros(t, np.float32), life_loss=np.zeros(t, bool),
+        episode_start=np.array([1, 0, 0, 0, 0], bool), room=np.array([1, 1, 2, 2, 1], np.int16),
+        n=np.arange(1, t + 1), log_rho=np.full(t, -3.0), log_rho_prime=np.full(t, -2.0),
+        prediction_gain=np.ones(t), pseudo_count=np.full(t, 1 / np.expm1(1)), bonus=np.full(t, 0.3),
+        surprise=np.ones((t, 2, 2), np.float16))
+    arrays.update(overrides)
+    meta = dict(format_version=FORMAT_VERSION, env_id="ALE/MontezumaRevenge-v5", density_model="cts",
+                height=2, width=2, levels=8)
+    return Episode(**arrays, metadata=meta)
+
+
+def test_events_by_hand():
+    ep = _tiny_episode()
+    np.testing.assert_array_equal(ep.room_change_steps, [2, 4])
+    ep2 = _tiny_episode(episode_start=np.array([1, 0, 0, 0, 1], bool))
+    np.testing.assert_array_equal(ep2.room_change_steps, [2])  # a new episode is not a room change
+    np.testing.assert_array_equal(ep2.episode_start_steps, [0, 4])
+    ep3 = _tiny_episode(room=np.full(5, -1, np.int16), rewards=np.array([0, 1, 0, -1, 0], np.float32))
+    assert ep3.room_change_steps.size == 0
+    np.testing.assert_array_equal(ep3.reward_steps, [1, 3])
+
+
+def test_truncated_file_is_refused(short_episode, tmp_path):
+    path = save_episode(short_episode, tmp_path / "ep.npz")
+    data = path.read_bytes()
+    for cut in (len(data) // 2, len(data) - 10, 100):
+        bad = tmp_path / f"cut{cut}.npz"
+        bad.write_bytes(data[:cut])
+        with pytest.raises(ValueError, match=r"cut\d+\.npz.*(corrupt or truncated|not a valid)"):
+            load_episode(bad)
+
+
+def _rewrite(path: Path, out: Path, edit) -> None:
+    """Copy the npz at ``path`` to ``out`` with ``edit(arrays)`` applied (metadata kept as stored)."""
+    with np.load(path, allow_pickle=False) as d:
+        arrays = {k: d[k] for k in d.files}
+    edit(arrays)
+    with open(out, "wb") as f:
+        np.savez_compressed(f, **arrays)
+
+
+def test_tampered_file_is_refused(short_episode, tmp_path):
+    path = save_episode(short_episode, tmp_path / "ep.npz")
+
+    def bump_bonus(a):
+        a["bonus"] = a["bonus"].copy()
+        a["bonus"][3] += 0.5
+
+    def swap_env(a):
+        meta = json.loads(str(a["metadata"]))
+        meta["env_id"] = "ALE/Freeway-v5"
+        a["metadata"] = np.array(json.dumps(meta))
+
+    def one_pixel(a):
+        a["rgb"] = a["rgb"].copy()
+        a["rgb"][7, 100, 80, 0] ^= 1
+
+    for i, edit in enumerate((bump_bonus, swap_env, one_pixel)):
+        bad = tmp_path / f"tampered{i}.npz"
+        _rewrite(path, bad, edit)
+        with pytest.raises(ValueError, match=rf"tampered{i}\.npz.*checksum mismatch"):
+            load_episode(bad)
+
+
+def test_inconsistent_files_are_refused_with_the_reason(short_episode, tmp_path):
+    path = save_episode(short_episode, tmp_path / "ep.npz")
+
+    def resign(a):  # recompute the checksum so that only the structural check can catch it
+        meta = json.loads(str(a["metadata"]))
+        meta["checksum"] = episode_checksum({k: v for k, v in a.items() if k != "metadata"}, meta)
+        a["metadata"] = np.array(json.dumps(meta))
+
+    cases = {
+        "short_rewards": (lambda a: (a.update(rewards=a["rewards"][:-1]), resign(a)), r"'rewards' has shape"),
+        "float_actions": (lambda a: (a.update(actions=a["actions"].astype(np.float64)), resign(a)),
+                          r"'actions' has dtype float64"),
+        "level8": (lambda a: (a.update(density=np.full_like(a["density"], 8)), resign(a)), r"level 8"),
+        "missing": (lambda a: a.pop("surprise"), r"missing arrays \['surprise'\]"),
+        "extra": (lambda a: a.update(notes=np.zeros(3)), r"unexpected arrays \['notes'\]"),
+        "version": (lambda a: a.update(metadata=np.array(json.dumps(
+            {**json.loads(str(a["metadata"])), "format_version": 99}))), r"format version 99"),
+        "meta_not_json": (lambda a: a.update(metadata=np.array("{oops")), r"not valid JSON"),
+        "nan_bonus": (lambda a: (a["bonus"].__setitem__(0, np.nan), resign(a)), r"non-finite"),
+    }
+    for name, (edit, message) in cases.items():
+        bad = tmp_path / f"{name}.npz"
+        _rewrite(path, bad, edit)
+        with pytest.raises(ValueError, match=rf"{name}\.npz: .*{message}"):
+            load_episode(bad)
+
+
+def test_pickled_arrays_are_never_loaded(short_episode, tmp_path):
+    path = save_episode(short_episode, tmp_path / "ep.npz")
+    bad = tmp_path / "pickled.npz"
+    with np.load(path, allow_pickle=False) as d:
+        arrays = {k: d[k] for k in d.files}
+    arrays["actions"] = np.array([object()] * len(arrays["actions"]), dtype=object)
+    with open(bad, "wb") as f:
+        np.savez_compressed(f, **arrays)
+    with pytest.raises(ValueError, match=r"pickled\.npz.*(corrupt|pickle)"):
+        load_episode(bad)
+    with pytest.raises(ValueError, match="does not exist"):
+        load_episode(tmp_path / "absent.npz")
+    not_zip = tmp_path / "text.npz"
+    not_zip.write_text("hello")
+    with pytest.raises(ValueError, match=r"text\.npz: corrupt or truncated"):
+        load_episode(not_zip)
+
+
+def test_save_is_atomic_and_checks_its_target(short_episode, tmp_path, monkeypatch):
+    path = save_episode(short_episode, tmp_path / "ep.npz")
+    before = path.read_bytes()
+    with pytest.raises(ValueError, match="end in .npz"):
+        save_episode(short_episode, tmp_path / "ep.bin")
+    with pytest.raises(ValueError, match="does not exist"):
+        save_episode(short_episode, tmp_path / "nowhere" / "ep.npz")
+    with pytest.raises(TypeError, match="expects an Episode"):
+        save_episode({"rgb": 1}, tmp_path / "x.npz")
+
+    def explode(*args, **kwargs):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(np, "savez_compressed", explode)
+    with pytest.raises(OSError, match="disk full"):
+        save_episode(short_episode, path)
+    assert path.read_bytes() == before  # the old file is intact
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ep.npz"]  # and no temp file is left
+
+
+def test_record_rejects_bad_arguments_before_work():
+    with pytest.raises(ValueError, match="unknown density model 'gauss'"):
+        record_episode("ALE/Pong-v5", "random", "gauss")
+    with pytest.raises(ValueError, match="no scripted policy for 'ALE/Pong-v5'"):
+        record_episode("ALE/Pong-v5", "scripted", "cts")
+    with pytest.raises(ValueError, match="needs sticky_actions=0"):
+        record_episode(MZ, "scripted", "cts", sticky_actions=0.25)
+    with pytest.raises(ValueError, match="warmup_frames must be an integer >= 0"):
+        record_episode("ALE/Pong-v5", "random", "cts", warmup_frames=-1)
+    with pytest.raises(ValueError, match="max_steps must be an integer >= 1"):
+        record_episode("ALE/Pong-v5", "random", "cts", max_steps=0)
+    with pytest.raises(ValueError, match="neither 'random', 'scripted' nor an existing checkpoint"):
+        record_episode("ALE/Pong-v5", "/no/such/checkpoint.pt", "cts")
+    with pytest.raises(ValueError, match="unknown env id"):
+        record_episode("ALE/Pongg-v5", "random", "cts")
+    with pytest.raises(ValueError, match="unknown pg_schedule"):
+        record_episode("ALE/Pong-v5", "random", "cts", max_steps=2, pg_schedule="linear")
+
+
+def test_cli_records_a_loadable_episode(tmp_path, capsys):
+    out = tmp_path / "mz.npz"
+    status = main(["record", "--env", MZ, "--policy", "scripted", "--density", "convcts", "--warmup-frames", "3",
+                   "--max-steps", "12", "--seed", "0", "--out", str(out)])
+    assert status == 0
+    ep = load_episode(out)
+    assert len(ep) == 12 and ep.n[0] == 4 and ep.density_model == "convcts"
+    assert ep.metadata["settings"]["policy"] == "scripted"
+    assert "wrote" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--env", "ALE/Nope-v5"], "unknown env id"),
+    (["--env", "ALE/Pong-v5", "--policy", "scripted"], "no scripted policy"),
+    (["--env", "ALE/Pong-v5", "--warmup-frames", "-5"], "warmup_frames must be an integer >= 0"),
+    (["--env", "ALE/Pong-v5", "--max-steps", "0"], "max_steps must be an integer >= 1"),
+    (["--env", "ALE/Pong-v5", "--policy", "missing.pt"], "neither 'random', 'scripted' nor an existing"),
+    (["--env", "ALE/Pong-v5", "--pg-schedule", "linear"], "unknown --pg-schedule"),
+    (["--env", "ALE/Pong-v5", "--pg-scale", "-1"], "pg_scale must be a positive number"),
+])
+def test_cli_rejects_bad_inputs(tmp_path, capsys, argv, message):
+    out = tmp_path / "ep.npz"
+    assert main(["record", *argv, "--out", str(out)]) == 2
+    assert message in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_cli_rejects_bad_out_and_unknown_density(tmp_path, capsys):
+    assert main(["record", "--env", "ALE/Pong-v5", "--out", str(tmp_path / "ep.h5")]) == 2
+    assert "--out must end in .npz" in capsys.readouterr().err
+    assert main(["record", "--env", "ALE/Pong-v5", "--out", str(tmp_path / "no" / "ep.npz")]) == 2
+    assert "does not exist" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit_info:  # argparse choices
+        main(["record", "--env", "ALE/Pong-v5", "--density", "gauss", "--out", str(tmp_path / "ep.npz")])
+    assert exit_info.value.code == 2
+    assert "invalid choice: 'gauss'" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
