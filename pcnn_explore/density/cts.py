@@ -93,6 +93,23 @@ def _frame_pixel_log_probs(frames, tree_of, roots, counts, totals, stay, childre
 
 
 @numba.njit(cache=True)
+def _frame_log_probs(frames, tree_of, roots, counts, totals, stay, children, levels):
+    """log rho(x) of each frame: per-pixel logs summed in raster order (as ``update`` sums)."""
+    nb, h, w = frames.shape
+    path = np.empty(DEPTH + 1, np.int64)
+    out = np.zeros(nb)
+    for b in range(nb):
+        f = frames[b]
+        total = 0.0
+        for i in range(h):
+            for j in range(w):
+                root = roots[tree_of[i, j]]
+                total += np.log(_pixel_prob(f, i, j, root, f[i, j], counts, totals, stay, children, levels, path))
+        out[b] = total
+    return out
+
+
+@numba.njit(cache=True)
 def _update_pixel(frame, i, j, root, alpha, counts, totals, stay, children, n_nodes, levels, path, est, mix):
     """Train the tree at ``root`` on pixel (i, j) of ``frame``; create missing path nodes.
 
@@ -259,7 +276,10 @@ class _CTSBase:
 
     def log_prob(self, frames: np.ndarray) -> np.ndarray:
         """log rho_n(x) in nats, float64 (B,): the sum of per-pixel log-probabilities; no training."""
-        return self.pixel_log_prob(frames).sum(axis=(1, 2))
+        frames = check_frames(frames, self.height, self.width, self.levels)
+        return _frame_log_probs(
+            frames, self._tree_of, self._roots, self._counts, self._totals, self._stay, self._children, self.levels
+        )
 
     def sample(self, n: int, rng: np.random.Generator) -> np.ndarray:
         """``n`` images (n, H, W) uint8 drawn from the model, pixel by pixel in raster order."""

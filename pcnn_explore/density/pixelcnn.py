@@ -232,8 +232,12 @@ class PixelCNNDensity:
         return lp.double().cpu().numpy().reshape(frames.shape)
 
     def log_prob(self, frames: np.ndarray) -> np.ndarray:
-        """log rho_n(x) in nats, float64 (B,); no training. Per-pixel terms are summed in float64."""
-        return self.pixel_log_prob(frames).sum(axis=(1, 2))
+        """log rho_n(x) in nats, float64 (B,); no training. Per-pixel terms are summed in float64,
+        by the same operation ``update`` uses, so the two agree exactly."""
+        frames = check_frames(frames, self.height, self.width, self.levels)
+        with torch.no_grad():
+            lp = self._pixel_log_probs(*self._inputs(frames))
+        return lp.double().sum(dim=1).cpu().numpy()
 
     def update(self, frame: np.ndarray) -> tuple[float, float]:
         """One online step on ``frame`` (H, W); return (log rho_n(x), log rho'_n(x)) in nats.
@@ -244,14 +248,14 @@ class PixelCNNDensity:
         frame = check_frames(frame, self.height, self.width, self.levels, single=True)
         x, targets = self._inputs(frame[None])
         pixel_lp = self._pixel_log_probs(x, targets)
-        log_rho = pixel_lp.detach().double().sum()
+        log_rho = pixel_lp.detach().double().sum(dim=1)[0]
         self._n_updates += 1
         self.optimizer.lr = learning_rate(self.lr, self._n_updates, self.lr_schedule)
         self.optimizer.zero_grad()
         (-pixel_lp.sum()).backward()
         self.optimizer.step()
         with torch.no_grad():
-            log_rho_prime = self._pixel_log_probs(x, targets).double().sum()
+            log_rho_prime = self._pixel_log_probs(x, targets).double().sum(dim=1)[0]
         return float(log_rho), float(log_rho_prime)
 
     def sample(self, n: int, rng: np.random.Generator) -> np.ndarray:
