@@ -1,0 +1,18 @@
+import math
+
+
+def test_pseudo_counts_notebook_smoke(notebook_runner):
+    metrics = notebook_runner("00_pseudo_counts.ipynb", seed=0)
+    s = metrics["summary"]
+    assert metrics["profile"] == "smoke"
+    assert s["n_frames"] == 120
+    assert s["tabular_max_abs_count_error"] < 1e-9  # the empirical pseudo-count is the real count
+    for model in ("cts", "pixelcnn"):
+        assert s[f"{model}_mean_pg_nats"] > 0  # online training raises rho of the trained frame
+        assert 0 <= s[f"{model}_median_pseudo_count"] < math.inf
+        assert s[f"{model}_median_bonus"] >= 0
+    # CTS counts the repeated frame: its pseudo-count grows with the real count
+    assert s["cts_repeat_count_slope"] > 0
+    # the n^-1 schedule decays faster than n^-1/2, which decays faster than no decay
+    assert s["bonus_inverse_second_half_mean"] < s["bonus_inverse_sqrt_second_half_mean"] < s["bonus_constant_second_half_mean"]
+    assert set(metrics["paper"]) <= set(s)
