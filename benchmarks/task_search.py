@@ -140,14 +140,39 @@ def stage_agents(args) -> None:
     )
 
 
+def stage_summarise(args) -> None:
+    from pcnn_explore.experiments.agent_runs import load_run, summarise_runs
+
+    dirs = sorted(p.parent for p in Path(args.runs).rglob("run_spec.json"))
+    if not dirs:
+        raise SystemExit(f"no runs (run_spec.json) under {args.runs}")
+    horizon = args.max_step
+    if horizon is None:  # the common budget: the fewest steps any run on the same env reached
+        reached = [load_run(d).steps_done for d in dirs]
+        horizon = min(reached)
+        print(f"common horizon: {horizon:,d} agent steps (runs reached {min(reached):,d} to {max(reached):,d})")
+    runs = [load_run(d, max_step=horizon) for d in dirs]
+    runs.sort(key=lambda r: (r.spec.env, list(VARIANT_ORDER).index(r.spec.variant) if r.spec.variant in VARIANT_ORDER else 99, r.spec.seed))
+    summary = summarise_runs(runs, window=args.window)
+    print_agent_table(summary)
+    for env in dict.fromkeys(r["env"] for r in summary):
+        rows = [r for r in summary if r["env"] == env]
+        key = f"agents:{env}:{max(r['steps'] for r in rows)}"
+        merge(key, {"env": env, "steps": max(r["steps"] for r in rows), "seeds": sorted({r["seed"] for r in rows}),
+                    "window": args.window, "note": args.note, "rows": rows})
+
+
+VARIANT_ORDER = ("dqn", "dqn_mmc", "pixelcnn", "pixelcnn_mmc", "cts_mmc", "convcts_mmc")
+
+
 def print_agent_table(rows: list[dict]) -> None:
-    head = (f"{'variant':16s} {'seed':>4s} {'steps':>7s} {'episodes':>8s} {'successes':>9s} "
+    head = (f"{'env':28s} {'variant':13s} {'seed':>4s} {'steps':>7s} {'episodes':>8s} {'successes':>9s} "
             f"{'first success step':>18s} {'final success rate':>18s} {'solved':>6s} {'wall s':>7s} {'steps/s':>7s}")
     print(head)
     print("-" * len(head))
     for r in rows:
         first = "-" if r["first_success_step"] is None else f"{r['first_success_step']:,d}"
-        print(f"{r['variant']:16s} {r['seed']:4d} {r['steps']:7d} {r['episodes']:8d} {r['successes']:9d} "
+        print(f"{r['env']:28s} {r['key']:13s} {r['seed']:4d} {r.get('steps_done', r['steps']):7d} {r['episodes']:8d} {r['successes']:9d} "
               f"{first:>18s} {r['final_success_rate']:18.2f} {str(r['solved']):>6s} {r['wall_s']:7.0f} {r['steps_per_s']:7.1f}")
 
 
@@ -171,12 +196,31 @@ def main(argv=None) -> int:
     a.add_argument("--profile", default="study")
     a.add_argument("--pg-scale", type=float, default=None)
     a.add_argument("--out", default=str(ROOT / "output" / "task_search"))
+    sm = sub.add_parser("summarise", help="summarise runs already on disk (e.g. from another machine)")
+    sm.add_argument("runs", help="folder holding one sub-folder per run (each with run_spec.json, log.csv)")
+    sm.add_argument("--window", type=int, default=20)
+    sm.add_argument("--note", default="", help="where and how the runs were made")
+    sm.add_argument("--max-step", type=int, default=None,
+                    help="count only episodes ended by this agent step (default: the fewest steps any run reached)")
+    one = sub.add_parser("one", help="train a single run (for launching runs as separate processes)")
+    one.add_argument("--env", required=True)
+    one.add_argument("--variant", required=True)
+    one.add_argument("--seed", type=int, required=True)
+    one.add_argument("--steps", type=int, required=True)
+    one.add_argument("--profile", default="study")
+    one.add_argument("--out", required=True)
     sub.add_parser("table")
     args = p.parse_args(argv)
     if args.stage == "random":
         stage_random(args)
     elif args.stage == "agents":
         stage_agents(args)
+    elif args.stage == "summarise":
+        stage_summarise(args)
+    elif args.stage == "one":
+        from pcnn_explore.experiments.agent_runs import RunSpec, run_one
+
+        run_one(RunSpec(args.variant, args.env, args.seed, args.steps, args.profile, args.out))
     else:
         store = json.loads(DATA.read_text())
         for key, val in store.items():

@@ -28,6 +28,7 @@ __all__ = [
     "RunSpec",
     "RunResult",
     "run_one",
+    "load_run",
     "run_grid",
     "binned_returns",
     "curves_by_variant",
@@ -102,7 +103,8 @@ class RunResult:
     episode_end_step: np.ndarray
     episode_return: np.ndarray
     episode_intrinsic: np.ndarray
-    wall_s: float
+    wall_s: float  # training wall-clock seconds (to the last logged episode)
+    steps_done: int  # agent steps run (spec.steps for a finished run)
 
     @property
     def key(self) -> str:
@@ -123,24 +125,46 @@ def _check_spec(spec: RunSpec) -> None:
 
 
 def _episodes_from_log(log: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Episode ends, returns and intrinsic sums from a training log (columns as arrays).
+    """Complete episodes' end steps, extrinsic returns and summed bonus from a training log.
 
-    The training log has one row per finished episode with ``step`` (agent steps at the end of
-    the episode) and ``episodic_return``; ``episodic_intrinsic_return`` when a bonus is on.
+    The log (:func:`pcnn_explore.train.read_log`) has one row per episode: ``step`` (agent step at
+    its end), ``return`` (extrinsic), ``intrinsic_return`` and ``complete`` (0 for an episode cut
+    by the end of the step budget, which is left out here).
     """
-    steps = np.asarray(log["step"], dtype=np.int64)
-    returns = np.asarray(log["episodic_return"], dtype=np.float64)
-    intrinsic = log.get("episodic_intrinsic_return")
-    intrinsic = np.zeros_like(returns) if intrinsic is None else np.nan_to_num(np.asarray(intrinsic, np.float64))
-    keep = np.isfinite(returns)
-    return steps[keep], returns[keep], intrinsic[keep]
+    complete = np.asarray(log["complete"]).astype(bool)
+    steps = np.asarray(log["step"], dtype=np.int64)[complete]
+    returns = np.asarray(log["return"], dtype=np.float64)[complete]
+    intrinsic = np.nan_to_num(np.asarray(log["intrinsic_return"], dtype=np.float64)[complete])
+    return steps, returns, intrinsic
+
+
+SPEC_FILE = "run_spec.json"
+_TRAIN_OUTPUTS = ("log.csv", "checkpoint.pt", "tb", SPEC_FILE)
+
+
+def _clear_run_dir(out_dir: Path) -> None:
+    """Remove what an earlier run left in ``out_dir`` (only the files a training run writes)."""
+    import shutil
+
+    for name in _TRAIN_OUTPUTS:
+        p = out_dir / name
+        if p.is_dir():
+            shutil.rmtree(p)
+        elif p.exists():
+            p.unlink()
 
 
 def run_one(spec: RunSpec) -> RunResult:
-    """Train one run (in this process, one torch thread) and read its episodes back."""
+    """Train one run (in this process, one torch thread) and read its episodes back.
+
+    ``spec.out_dir`` gets the training outputs (log.csv, tb/, checkpoint.pt) and ``run_spec.json``;
+    what an earlier run left there is replaced, so the results always match ``spec``.
+    """
+    import json
+
     import torch
 
-    from pcnn_explore.train import TrainConfig, read_log, train
+    from pcnn_explore.train import TrainConfig, train
 
     _check_spec(spec)
     torch.set_num_threads(1)
@@ -148,11 +172,40 @@ def run_one(spec: RunSpec) -> RunResult:
         spec.profile, env=spec.env, steps=int(spec.steps), seed=int(spec.seed), out_dir=spec.out_dir,
         **spec.config_fields(),
     )
-    t0 = time.perf_counter()
+    out = Path(spec.out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    _clear_run_dir(out)
+    (out / SPEC_FILE).write_text(json.dumps(dataclasses.asdict(spec), indent=1) + "\n")
     train(cfg, progress=False)
-    wall = time.perf_counter() - t0
-    ends, rets, intr = _episodes_from_log(read_log(spec.out_dir))
-    return RunResult(spec, ends, rets, intr, wall)
+    return load_run(out)
+
+
+def load_run(out_dir: str | os.PathLike, max_step: int | None = None) -> RunResult:
+    """Read a run written by :func:`run_one`; also a run cut short (its finished episodes so far).
+
+    ``max_step``: keep only the episodes that ended by that agent step, so runs of different
+    lengths (or cut at different times) compare over the same budget. The training schedule
+    (epsilon decay, learning start) does not depend on the step budget, so such a prefix is what
+    a run of ``max_step`` steps would have logged, up to the cut episode.
+    """
+    import json
+
+    from pcnn_explore.train import read_log
+
+    out = Path(out_dir)
+    d = json.loads((out / SPEC_FILE).read_text())
+    d["overrides"] = tuple(tuple(kv) for kv in d["overrides"])
+    spec = RunSpec(**d)
+    log = read_log(out)
+    if max_step is not None:
+        keep = np.asarray(log["step"]) <= max_step
+        log = {k: np.asarray(v)[keep] for k, v in log.items()}
+        spec = dataclasses.replace(spec, steps=min(spec.steps, int(max_step)))
+    ends, rets, intr = _episodes_from_log(log)
+    n = len(log["step"])
+    wall = float(np.asarray(log["wall_seconds"])[-1]) if n else 0.0
+    done = int(np.asarray(log["step"])[-1]) if n else 0
+    return RunResult(spec, ends, rets, intr, wall, done)
 
 
 def run_grid(
@@ -170,7 +223,7 @@ def run_grid(
 
     ``workers > 1`` runs them in that many worker processes (spawned, one torch thread each).
     ``extra``: TrainConfig fields applied to every run (e.g. ``{"pg_scale": 1.0}``).
-    Each run writes under ``out_root/<variant>_s<seed>``; an existing log there is overwritten.
+    Each run writes under ``out_root/<variant>_s<seed>``; an earlier run there is replaced.
     """
     from pcnn_explore.profiles import check_profile
 
@@ -256,6 +309,7 @@ def summarise_runs(results: Sequence[RunResult], window: int = 20, solved_at: fl
             "env": r.spec.env,
             "seed": r.spec.seed,
             "steps": r.spec.steps,
+            "steps_done": r.steps_done,
             "overrides": dict(r.spec.overrides),
             "episodes": int(r.episode_return.size),
             "successes": int(wins.size),
@@ -264,7 +318,7 @@ def summarise_runs(results: Sequence[RunResult], window: int = 20, solved_at: fl
             "mean_return_last": float(r.episode_return[-window:].mean()) if r.episode_return.size else 0.0,
             "solved": bool(rate >= solved_at),
             "wall_s": float(r.wall_s),
-            "steps_per_s": float(r.spec.steps / r.wall_s) if r.wall_s > 0 else float("nan"),
+            "steps_per_s": float(r.steps_done / r.wall_s) if r.wall_s > 0 else float("nan"),
         })
     return rows
 
