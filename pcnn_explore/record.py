@@ -65,6 +65,9 @@ __all__ = [
     "save_episode",
     "load_episode",
     "episode_checksum",
+    "SHIPPED_DIR",
+    "shipped_episode",
+    "summarize_episode",
     "add_arguments",
     "run_cli",
 ]
@@ -278,6 +281,7 @@ def save_episode(episode: Episode, path: str | os.PathLike) -> Path:
     try:
         with os.fdopen(fd, "wb") as f:
             np.savez_compressed(f, metadata=np.array(json.dumps(metadata, sort_keys=True)), **arrays)
+        os.chmod(tmp, 0o666 & ~_umask())  # the mode of a plainly created file, not mkstemp's 0600
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
@@ -285,6 +289,12 @@ def save_episode(episode: Episode, path: str | os.PathLike) -> Path:
         raise
     episode.metadata = metadata
     return path
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def load_episode(path: str | os.PathLike) -> Episode:
@@ -374,6 +384,54 @@ def _check_arrays(arrays: dict[str, np.ndarray], metadata: dict[str, Any], where
             raise _Bad(f"array {name!r} holds non-finite values")
     if (arrays["bonus"] < 0).any():
         raise _Bad("array 'bonus' holds negative values")
+
+
+# ----------------------------------------------------------------------------------------------
+# Shipped episodes and summaries
+# ----------------------------------------------------------------------------------------------
+#: Episodes shipped with the repository (``data/episodes``; see its README for the commands).
+SHIPPED_DIR = Path(__file__).resolve().parents[1] / "data" / "episodes"
+
+
+def shipped_episode(name: str) -> Path:
+    """Path of a shipped episode, e.g. ``shipped_episode("montezuma_pixelcnn")``."""
+    path = SHIPPED_DIR / f"{name}.npz"
+    if not path.is_file():
+        have = sorted(p.stem for p in SHIPPED_DIR.glob("*.npz")) if SHIPPED_DIR.is_dir() else []
+        raise ValueError(f"no shipped episode {name!r} in {SHIPPED_DIR}; available: {have or 'none'}; "
+                         "data/episodes/README.md gives the commands that make them")
+    return path
+
+
+def summarize_episode(episode: Episode) -> dict[str, Any]:
+    """Key numbers of an episode's intrinsic reward around its milestones (room changes).
+
+    ``bonus_at_room_changes``: mean bonus over the steps that enter a new room (NaN if none);
+    ``room_change_to_median``: that mean over the episode's median bonus;
+    ``first_room_change_rank``: 1 + the number of steps with a larger bonus than the first room
+    change (1 = the largest bonus of the episode).
+    """
+    bonus = np.asarray(episode.bonus, np.float64)
+    changes = episode.room_change_steps
+    median = float(np.median(bonus))
+    at_changes = float(bonus[changes].mean()) if len(changes) else float("nan")
+    first = int(changes[0]) if len(changes) else None
+    return {
+        "density_model": episode.density_model,
+        "n_frames": len(episode),
+        "extrinsic_return": float(episode.rewards.sum()),
+        "mean_bonus": float(bonus.mean()),
+        "median_bonus": median,
+        "max_bonus": float(bonus.max()),
+        "max_bonus_step": int(bonus.argmax()),
+        "mean_prediction_gain": float(np.mean(episode.prediction_gain)),
+        "room_change_steps": [int(t) for t in changes],
+        "bonus_at_room_changes": at_changes,
+        "room_change_to_median": at_changes / median if median > 0 else float("nan"),
+        "first_room_change_step": first,
+        "first_room_change_rank": None if first is None else int((bonus > bonus[first]).sum()) + 1,
+        "life_losses": int(episode.life_loss.sum()),
+    }
 
 
 # ----------------------------------------------------------------------------------------------

@@ -133,11 +133,15 @@ def _draw_trace(axes, episode, quantities: Sequence[str], label_rooms: bool = Tr
             if len(events[key]):
                 ax.plot(events[key], np.full(len(events[key]), 0.95), ls="none", ms=5, transform=trans,
                         marker=style["marker"], color=style["color"])
-    if label_rooms:
+    if label_rooms:  # label room changes, skipping those too close to the last label to be legible
         trans = axes[0].get_xaxis_transform()
+        last = -np.inf
         for t in events["room_change"]:
+            if t - last < 0.06 * len(episode):
+                continue
             axes[0].text(t, 1.02, _room_label(episode, t), transform=trans, fontsize=7, color="tab:purple",
-                         ha="center", va="bottom", rotation=0)
+                         ha="center", va="bottom")
+            last = t
     axes[-1].set_xlabel("agent step", fontsize=8)
 
 
