@@ -277,3 +277,27 @@ def test_cli_rejects_bad_out_and_unknown_density(tmp_path, capsys):
     assert exit_info.value.code == 2
     assert "invalid choice: 'gauss'" in capsys.readouterr().err
     assert list(tmp_path.iterdir()) == []
+
+
+def test_summarize_episode_by_hand():
+    from pcnn_explore.record import summarize_episode
+
+    ep = _tiny_episode(bonus=np.array([0.1, 0.2, 0.9, 0.3, 0.5]))  # room changes at steps 2 and 4
+    s = summarize_episode(ep)
+    assert s["room_change_steps"] == [2, 4]
+    assert s["median_bonus"] == 0.3 and s["max_bonus"] == 0.9 and s["max_bonus_step"] == 2
+    assert np.isclose(s["bonus_at_room_changes"], 0.7) and np.isclose(s["room_change_to_median"], 0.7 / 0.3)
+    assert s["first_room_change_step"] == 2 and s["first_room_change_rank"] == 1
+    s = summarize_episode(_tiny_episode(room=np.full(5, -1, np.int16)))
+    assert s["room_change_steps"] == [] and s["first_room_change_rank"] is None
+    assert np.isnan(s["bonus_at_room_changes"])
+
+
+def test_shipped_episodes_load_and_unknown_name_is_refused():
+    from pcnn_explore.record import shipped_episode
+
+    for name in ("montezuma_pixelcnn", "montezuma_cts", "pong_pixelcnn"):
+        ep = load_episode(shipped_episode(name))
+        assert ep.rgb.shape[1:] == (210, 160, 3) and ep.metadata["package_version"]
+    with pytest.raises(ValueError, match="no shipped episode 'tetris'.*available: .*montezuma_cts"):
+        shipped_episode("tetris")
