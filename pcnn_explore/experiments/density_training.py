@@ -14,15 +14,18 @@ training.
 from __future__ import annotations
 
 import dataclasses
+import math
 import time
 
 import numpy as np
 
 from pcnn_explore.bonus import prediction_gain
 from pcnn_explore.density import DensityModel
+from pcnn_explore.profiles import ExperimentSettings, check_profile
 from pcnn_explore.streams import load_stream
 
-__all__ = ["TRAINING_ORDERS", "training_order", "heldout_loss", "heldout_frames", "TrainTrace", "train_stream"]
+__all__ = ["TRAINING_ORDERS", "training_order", "heldout_loss", "heldout_frames", "TrainTrace", "train_stream",
+           "DensityExperimentSettings", "check_positive_int", "format_value", "paper_rows"]
 
 TRAINING_ORDERS = ("online", "permutation", "replacement")
 
@@ -86,17 +89,20 @@ class TrainTrace:
 
 def train_stream(model: DensityModel, frames: np.ndarray, order: np.ndarray | None = None,
                  eval_frames: np.ndarray | None = None, eval_every: int | None = None,
-                 progress: bool = False, desc: str = "training") -> TrainTrace:
+                 progress: bool = False, desc: str = "training", stop_if_diverged: bool = False) -> TrainTrace:
     """Train ``model`` once on ``frames[order[t]]`` for t = 0..N-1 (``order`` default: online),
     recording log rho and log rho' of each update; with ``eval_frames``, measure the held-out
-    loss before training, every ``eval_every`` updates and after the last one."""
+    loss before training, every ``eval_every`` updates and after the last one.
+
+    With ``stop_if_diverged``, training stops at the first non-finite log rho or log rho' (a
+    learning rate too large for the model); the remaining entries are NaN."""
     frames = np.asarray(frames)
     order = np.arange(len(frames), dtype=np.int64) if order is None else np.asarray(order, dtype=np.int64)
     if eval_frames is not None and (eval_every is None or eval_every < 1):
         raise ValueError("eval_every (updates between held-out evaluations) must be a positive int "
                          "when eval_frames is given")
     n = len(order)
-    log_rho, log_rho_prime = np.empty(n), np.empty(n)
+    log_rho, log_rho_prime = np.full(n, np.nan), np.full(n, np.nan)
     eval_steps, eval_loss = [], []
 
     def evaluate(step: int) -> None:
@@ -113,8 +119,53 @@ def train_stream(model: DensityModel, frames: np.ndarray, order: np.ndarray | No
         steps = tqdm(steps, desc=desc, unit="update", mininterval=2.0)
     for t in steps:
         log_rho[t], log_rho_prime[t] = model.update(frames[order[t]])
+        if stop_if_diverged and not (np.isfinite(log_rho[t]) and np.isfinite(log_rho_prime[t])):
+            break
         if eval_frames is not None and ((t + 1) % eval_every == 0 or t + 1 == n):
             evaluate(t + 1)
     return TrainTrace(order=order, log_rho=log_rho, log_rho_prime=log_rho_prime,
                       eval_steps=np.asarray(eval_steps, dtype=np.int64), eval_loss=np.asarray(eval_loss),
                       seconds=time.perf_counter() - start)
+
+
+def check_positive_int(name: str, value: object) -> int:
+    """``value`` if it is a positive int, else a ValueError/TypeError naming the setting."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"setting {name} must be an int, got {type(value).__name__} {value!r}")
+    if value < 1:
+        raise ValueError(f"setting {name} must be a positive int, got {value}")
+    return int(value)
+
+
+@dataclasses.dataclass
+class DensityExperimentSettings(ExperimentSettings):
+    """Fields every density experiment shares.
+
+    profile: "smoke" | "study" | "paper"; seed: seeds the stream, the model weights and any
+    shuffling; cache_dir: where frame streams are cached (None: $PCNN_EXPLORE_CACHE or
+    ~/.cache/pcnn-explore); progress: show tqdm bars while training.
+    """
+
+    profile: str = "study"
+    seed: int = 0
+    cache_dir: str | None = None
+    progress: bool = False
+
+    def check(self) -> None:
+        """Raise ValueError/TypeError naming any bad setting (before any heavy work)."""
+        check_profile(self.profile)
+        if isinstance(self.seed, bool) or not isinstance(self.seed, (int, np.integer)) or self.seed < 0:
+            raise ValueError(f"setting seed must be a non-negative int, got {self.seed!r}")
+
+
+def format_value(value: object) -> str:
+    """A figure for a paper-versus-run table: floats to 4 significant digits, NaN as 'n/a'."""
+    if isinstance(value, float):
+        return "n/a" if not math.isfinite(value) else f"{value:.4g}"
+    return str(value)
+
+
+def paper_rows(summary: dict, paper: dict) -> list[tuple[str, str, str]]:
+    """(quantity, paper, this run) rows for :func:`pcnn_explore.report.paper_vs_run`: every
+    summary entry, with the paper's entry of the same name (or "-" where the paper gives none)."""
+    return [(k, str(paper.get(k, "-")), format_value(v)) for k, v in summary.items()]

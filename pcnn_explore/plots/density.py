@@ -1,2 +1,187 @@
-"""density figures."""
-__all__: list[str] = []
+"""density figures: the paper's density-model figures (Fig. 2 left and middle, 3, 4, 9; App. C).
+
+Each function takes the results object of one experiment module
+(:mod:`pcnn_explore.experiments`) and returns a matplotlib Figure; none selects a backend.
+Losses are in nats per frame (-log rho(x)); prediction gains in nats.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from pcnn_explore.experiments.density_stats import moving_average
+
+__all__: list[str] = ["plot_training_orders", "plot_episode_spikes", "plot_lr_schedules", "plot_samples",
+                      "plot_pg_traces", "plot_model_comparison"]
+
+_MODEL_LABELS = {"cts": "CTS", "convcts": "ConvCTS", "pixelcnn": "PixelCNN", "empirical": "empirical"}
+_MODEL_COLOURS = {"cts": "tab:orange", "convcts": "tab:green", "pixelcnn": "tab:blue", "empirical": "tab:grey"}
+
+
+def _figure(nrows: int = 1, ncols: int = 1, width: float = 5.0, height: float = 3.4):
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(width * ncols, height * nrows), layout="constrained")
+    return fig, fig.subplots(nrows, ncols, squeeze=False)
+
+
+def plot_training_orders(results, smooth: int = 200):
+    """Fig. 2 (left): held-out loss and incoming-frame loss per training order, vs updates.
+
+    Dotted verticals mark the policy switches of the online stream (every ``switch_every`` frames).
+    """
+    fig, axes = _figure(1, 2)
+    ax_held, ax_in = axes[0]
+    for method, trace in results.traces.items():
+        ax_held.plot(trace.eval_steps, trace.eval_loss, marker="o", ms=3, label=method)
+        ax_in.plot(np.arange(1, len(trace.loss) + 1), moving_average(trace.loss, smooth), lw=1, label=method)
+    every = results.settings.switch_every
+    for ax in (ax_held, ax_in):
+        for x in range(every, len(results.train_index), every):
+            ax.axvline(x, color="grey", ls=":", lw=0.8)
+        ax.set_xlabel("updates (frames trained on)")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+    ax_held.set_ylabel("held-out loss (nats per frame)")
+    ax_held.set_title(f"{results.settings.game}: held-out loss")
+    ax_in.set_ylabel(f"incoming-frame loss, mean of last {smooth} (nats)")
+    ax_in.set_title("loss of each frame before training on it")
+    ax_in.set_yscale("log")
+    return fig
+
+
+def plot_episode_spikes(results):
+    """Fig. 2 (middle): loss per frame with episode ends (dashed) and the ranked spikes (circles)."""
+    fig, axes = _figure(1, 1, width=9.0)
+    ax = axes[0, 0]
+    loss = results.trace.loss
+    ax.plot(np.arange(len(loss)), loss, lw=0.6, color="tab:blue", label="loss of the incoming frame")
+    for i, end in enumerate(results.episode_ends):
+        ax.axvline(end, color="k", ls="--", lw=0.9, label="episode end" if i == 0 else None)
+    a = results.alignment
+    if len(a.spikes):
+        near = a.near_start
+        ax.scatter(a.spikes[near], loss[a.spikes[near]], s=40, facecolors="none", edgecolors="tab:red",
+                   label="spike within window of an episode start")
+        ax.scatter(a.spikes[~near], loss[a.spikes[~near]], s=40, marker="x", color="tab:grey",
+                   label="spike elsewhere")
+    ax.set_yscale("log")
+    ax.set_xlabel("frames trained on")
+    ax.set_ylabel("-log rho_n(x_n) (nats per frame)")
+    ax.set_title(f"PixelCNN loss, first {len(loss)} frames of {results.settings.game}")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8, loc="upper right")
+    return fig
+
+
+def plot_lr_schedules(results, smooth: int = 500):
+    """Fig. 3: final loss against initial learning rate per schedule (left; a cross at the top
+    marks a diverged run), and the smoothed loss curves of each schedule's best rate (right)."""
+    fig, axes = _figure(1, 2)
+    ax, ax_curves = axes[0]
+    labels = {"constant": "constant", "inverse": "n^-1", "inverse_sqrt": "n^-1/2"}
+    finite = [v for v in results.final_loss.values() if math.isfinite(v)]
+    top = max(finite) * 1.1 if finite else 1.0
+    for schedule in results.settings.grid:
+        rates = sorted(lr for s, lr in results.final_loss if s == schedule)
+        values = [results.final_loss[(schedule, lr)] for lr in rates]
+        (line,) = ax.plot(rates, values, marker="o", label=labels.get(schedule, schedule))
+        bad = [lr for lr, v in zip(rates, values) if not math.isfinite(v)]
+        if bad:
+            ax.scatter(bad, [top] * len(bad), marker="x", color=line.get_color())
+    ax.set_xscale("log")
+    ax.set_xlabel("initial learning rate")
+    ax.set_ylabel(f"loss, mean of last {results.settings.average_last} frames (nats)")
+    ax.set_title(f"after {results.settings.n_frames} frames of {results.settings.game}")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    for schedule, (lr, value) in results.best_per_schedule().items():
+        if math.isfinite(value):
+            loss = results.traces[(schedule, lr)].loss
+            ax_curves.plot(np.arange(1, len(loss) + 1), moving_average(loss, smooth), lw=1,
+                           label=f"{labels.get(schedule, schedule)}, lr {lr:g}")
+    ax_curves.set_yscale("log")
+    ax_curves.set_xlabel("frames trained on")
+    ax_curves.set_ylabel(f"loss, mean of last {smooth} frames (nats)")
+    ax_curves.set_title("best initial rate of each schedule")
+    ax_curves.grid(alpha=0.3)
+    ax_curves.legend(fontsize=8)
+    return fig
+
+
+def plot_samples(results, levels: int = 8):
+    """Fig. 4: one row of samples per model (and a row of real training frames), grey levels
+    0..levels-1, with each model's held-out loss in its row title."""
+    rows = [("training frames", results.real)] + [
+        (f"{_MODEL_LABELS.get(m, m)} (held-out {results.heldout_loss[m]:.0f} nats)", s)
+        for m, s in results.samples.items()]
+    ncols = max(len(s) for _, s in rows)
+    fig, axes = _figure(len(rows), ncols, width=1.6, height=1.8)
+    for r, (title, images) in enumerate(rows):
+        for c in range(ncols):
+            ax = axes[r, c]
+            ax.set_xticks([])
+            ax.set_yticks([])
+            if c < len(images):
+                ax.imshow(images[c], cmap="gray", vmin=0, vmax=levels - 1, interpolation="nearest")
+            else:
+                ax.axis("off")
+        axes[r, 0].set_title(title, loc="left", fontsize=9)
+    return fig
+
+
+def plot_pg_traces(results):
+    """Fig. 9: PG of each model over the analysed steps, log scale (PG <= 0 cannot be drawn on a
+    log axis; their share is in the legend). Dotted verticals mark episode starts."""
+    models = list(results.pg)
+    fig, axes = _figure(len(models), 1, width=9.0, height=2.6)
+    positive = [p[p > 0] for p in results.pg.values() if (p > 0).any()]
+    lo = min(float(p.min()) for p in positive) if positive else 1e-6
+    hi = max(float(p.max()) for p in positive) if positive else 1.0
+    for ax, m in zip(axes[:, 0], models):
+        pg = results.pg[m]
+        stats = results.stats[m]
+        ax.plot(results.steps, np.where(pg > 0, pg, np.nan), lw=0.6, color=_MODEL_COLOURS.get(m))
+        for s in results.steps[results.episode_starts]:
+            ax.axvline(s, color="grey", ls=":", lw=0.8)
+        ax.set_yscale("log")
+        ax.set_ylim(lo * 0.8, hi * 1.25)
+        ax.set_ylabel("PG (nats)")
+        ax.set_title(f"{_MODEL_LABELS.get(m, m)}: mean {stats['mean']:.3g} nats, variability "
+                     f"{stats['variability']:.2f}, peak/median {stats['peak_to_median']:.1f}, "
+                     f"PG <= 0 on {100 * stats['negative_fraction']:.0f}% of steps", fontsize=9, loc="left")
+        ax.grid(alpha=0.3)
+    axes[-1, 0].set_xlabel(f"training step ({results.settings.game})")
+    return fig
+
+
+def plot_model_comparison(results, smooth: int = 200):
+    """App. C: per game, smoothed incoming-frame loss of each model (top row) and bars of the
+    held-out loss and of the PG variability (bottom row)."""
+    games = list(results.table)
+    fig, axes = _figure(2, len(games), width=5.0, height=3.2)
+    for g, game in enumerate(games):
+        ax = axes[0, g]
+        for m, trace in results.traces[game].items():
+            ax.plot(np.arange(1, len(trace.loss) + 1), moving_average(trace.loss, smooth), lw=1,
+                    color=_MODEL_COLOURS.get(m), label=_MODEL_LABELS.get(m, m))
+        ax.set_yscale("log")
+        ax.set_xlabel("frames trained on")
+        ax.set_ylabel(f"loss, mean of last {smooth} (nats)")
+        ax.set_title(game)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+        ax = axes[1, g]
+        models = list(results.table[game])
+        x = np.arange(len(models))
+        held = [results.table[game][m]["heldout_loss"] for m in models]
+        ax.bar(x - 0.2, held, width=0.4, color=[_MODEL_COLOURS.get(m) for m in models])
+        ax.set_xticks(x, [_MODEL_LABELS.get(m, m) for m in models])
+        ax.set_ylabel("held-out loss (nats per frame)")
+        twin = ax.twinx()
+        var = [results.table[game][m]["pg_variability"] for m in models]
+        twin.bar(x + 0.2, var, width=0.4, color="none", edgecolor="k", hatch="//")
+        twin.set_ylabel("PG variability (hatched)")
+        ax.set_title(f"{game}: held-out loss (solid), PG variability (hatched)", fontsize=9)
+    return fig

@@ -1,0 +1,142 @@
+"""Fig. 3: PixelCNN loss after long online training, for three learning-rate schedules.
+
+Paper: trained on 1M frames of a random-policy agent, the loss averaged over 10K frames is
+lowest for a constant learning rate of 1e-3 or a decaying 0.1 n^-1/2; n^-1 is worst. The paper
+chose the constant rate because it was more robust to the choice of initial rate.
+
+Here: for every (schedule, initial rate) of the grid, a fresh PixelCNN (same initial weights) is
+trained online on the same uniform-random-policy stream. The rate of update n is ``lr``
+("constant"), ``lr / n`` ("inverse") or ``lr / sqrt(n)`` ("inverse_sqrt"). The figure of merit is
+the incoming-frame loss -log rho_n(x_n), in nats per frame, averaged over the last
+``average_last`` frames. A run whose loss becomes non-finite stops and counts as diverged (NaN).
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import ClassVar
+
+import numpy as np
+
+from pcnn_explore.density import PixelCNNDensity
+from pcnn_explore.density.pixelcnn import LR_SCHEDULES
+from pcnn_explore.experiments.density_stats import tail_mean
+from pcnn_explore.experiments.density_training import (
+    DensityExperimentSettings, TrainTrace, check_positive_int, train_stream)
+from pcnn_explore.streams import check_game, load_stream
+
+__all__ = ["LrScheduleSettings", "LrScheduleResults", "run", "PAPER_CLAIM", "PAPER_BEST", "PAPER", "summary", "verdict"]
+
+PAPER_CLAIM = "lowest loss: constant 1e-3 or 0.1 n^-1/2; n^-1 worst (Fig. 3, after 1M frames)"
+#: (schedule, initial rate) pairs the paper names as best
+PAPER_BEST = (("constant", 1e-3), ("inverse_sqrt", 0.1))
+
+_GRID = {"constant": (1e-4, 1e-3, 1e-2), "inverse_sqrt": (1e-2, 0.1, 1.0), "inverse": (0.1, 1.0, 10.0)}
+
+
+@dataclasses.dataclass
+class LrScheduleSettings(DensityExperimentSettings):
+    """game; n_frames: frames trained on (paper: 1M); average_last: frames the final loss is
+    averaged over (paper: 10K); grid: schedule -> initial learning rates."""
+
+    game: str = "Freeway"
+    n_frames: int = 10_000
+    average_last: int = 2_500
+    grid: dict[str, tuple[float, ...]] = dataclasses.field(default_factory=lambda: dict(_GRID))
+
+    PRESETS: ClassVar[dict] = {
+        "smoke": dict(n_frames=40, average_last=10,
+                      grid={"constant": (1e-3,), "inverse_sqrt": (0.1,), "inverse": (1.0,)}),
+        "study": dict(n_frames=10_000, average_last=2_500),
+        "paper": dict(n_frames=1_000_000, average_last=10_000,
+                      grid={"constant": (1e-4, 3e-4, 1e-3, 3e-3, 1e-2), "inverse_sqrt": (1e-2, 3e-2, 0.1, 0.3, 1.0),
+                            "inverse": (0.1, 0.3, 1.0, 3.0, 10.0)}),
+    }
+
+    def check(self) -> None:
+        super().check()
+        check_game(self.game)
+        check_positive_int("n_frames", self.n_frames)
+        check_positive_int("average_last", self.average_last)
+        if self.average_last > self.n_frames:
+            raise ValueError(f"average_last ({self.average_last}) cannot exceed n_frames ({self.n_frames})")
+        if not self.grid:
+            raise ValueError("grid is empty: give schedule -> initial rates, e.g. {'constant': (1e-3,)}")
+        for schedule, rates in self.grid.items():
+            if schedule not in LR_SCHEDULES:
+                raise ValueError(f"unknown schedule {schedule!r} in grid: choose from {LR_SCHEDULES}")
+            if not rates or any(not (isinstance(r, (int, float)) and math.isfinite(r) and r > 0) for r in rates):
+                raise ValueError(f"grid[{schedule!r}] must hold positive initial rates, got {rates!r}")
+
+
+@dataclasses.dataclass
+class LrScheduleResults:
+    """traces: (schedule, lr) -> online TrainTrace; final_loss: (schedule, lr) -> mean loss over the
+    last ``average_last`` frames, nats per frame (NaN if the run diverged)."""
+
+    settings: LrScheduleSettings
+    traces: dict[tuple[str, float], TrainTrace]
+    final_loss: dict[tuple[str, float], float]
+
+    def best(self) -> tuple[str, float]:
+        """The (schedule, lr) with the lowest final loss."""
+        finite = {k: v for k, v in self.final_loss.items() if math.isfinite(v)}
+        if not finite:
+            raise ValueError("every run diverged")
+        return min(finite, key=finite.get)
+
+    def best_per_schedule(self) -> dict[str, tuple[float, float]]:
+        """schedule -> (best initial rate, its final loss); NaN loss when all of its runs diverged."""
+        out = {}
+        for schedule in self.settings.grid:
+            runs = {lr: v for (s, lr), v in self.final_loss.items() if s == schedule and math.isfinite(v)}
+            out[schedule] = min(runs.items(), key=lambda kv: kv[1]) if runs else (float("nan"), float("nan"))
+        return out
+
+    def ranking(self) -> list[str]:
+        """Schedules from lowest to highest best final loss (diverged schedules last)."""
+        best = self.best_per_schedule()
+        return sorted(best, key=lambda s: (not math.isfinite(best[s][1]), best[s][1]))
+
+
+def run(settings: LrScheduleSettings) -> LrScheduleResults:
+    settings.check()
+    stream = load_stream(settings.game, settings.n_frames, seed=settings.seed, cache_dir=settings.cache_dir,
+                         progress=settings.progress)
+    traces, final = {}, {}
+    for schedule, rates in settings.grid.items():
+        for lr in rates:
+            model = PixelCNNDensity(lr=float(lr), lr_schedule=schedule, seed=settings.seed)
+            trace = train_stream(model, stream.frames, progress=settings.progress, desc=f"{schedule} {lr:g}",
+                                 stop_if_diverged=True)
+            traces[(schedule, float(lr))] = trace
+            loss = trace.loss
+            final[(schedule, float(lr))] = (tail_mean(loss, settings.average_last) if np.isfinite(loss).all()
+                                            else float("nan"))
+    return LrScheduleResults(settings=settings, traces=traces, final_loss=final)
+
+
+_LABELS = {"constant": "constant", "inverse": "n^-1", "inverse_sqrt": "n^-1/2"}
+
+PAPER = {
+    "best": "constant 1e-3 (or 0.1 n^-1/2)",
+    "ranking": "constant ~ n^-1/2 < n^-1",
+    "verdict": PAPER_CLAIM,
+}
+
+
+def verdict(results: LrScheduleResults) -> str:
+    ranking = results.ranking()
+    schedule, lr = results.best()
+    agrees = ranking[-1] == "inverse" and ranking[0] in ("constant", "inverse_sqrt")
+    return (f"{'agrees' if agrees else 'differs'}: lowest loss with {_LABELS[schedule]} lr {lr:g}; "
+            f"schedules ranked {' < '.join(_LABELS[s] for s in ranking)}")
+
+
+def summary(results: LrScheduleResults) -> dict:
+    out: dict = {f"final_loss_{s}_{lr:g}_nats": v for (s, lr), v in results.final_loss.items()}
+    schedule, lr = results.best()
+    out["best"] = f"{_LABELS[schedule]} {lr:g}"
+    out["ranking"] = " < ".join(_LABELS[s] for s in results.ranking())
+    out["verdict"] = verdict(results)
+    return out
