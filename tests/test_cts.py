@@ -108,3 +108,17 @@ def test_pool_grows_without_changing_results():
     for f in rng.integers(0, 8, (30, 6, 6)).astype(np.uint8):
         assert small.update(f) == large.update(f)
     assert small.n_nodes == large.n_nodes > 36
+
+
+def test_numba_kernels_agree_with_the_plain_reference():
+    from pcnn_explore.density.cts_reference import ReferenceCTS
+
+    rng = np.random.default_rng(11)
+    fast, slow = CTSDensity(5, 6, 4), ReferenceCTS(5, 6, 4)
+    base = rng.integers(0, 4, (5, 6))
+    for _ in range(40):  # correlated frames, so contexts repeat and weights move
+        frame = np.where(rng.random((5, 6)) < 0.2, rng.integers(0, 4, (5, 6)), base).astype(np.uint8)
+        a, b = fast.update(frame), slow.update(frame)
+        assert a == pytest.approx(b, rel=1e-11, abs=1e-11)
+    probe = rng.integers(0, 4, (5, 6)).astype(np.uint8)
+    assert fast.log_prob(probe[None])[0] == pytest.approx(slow.log_prob(probe.tolist()), rel=1e-11)
