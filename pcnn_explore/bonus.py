@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import sys
 from typing import Any, Callable
 
 import numpy as np
@@ -28,8 +29,69 @@ SCHEDULES = ("inverse_sqrt", "inverse", "constant")
 
 
 # --------------------------------------------------------------------------------------------
-# Pure functions (scalars or numpy arrays)
+# Pure functions. Each formula is written once, for Python floats (the per-step hot path uses
+# these directly); the public functions also take numpy arrays, element by element.
 # --------------------------------------------------------------------------------------------
+
+_LOG_MAX = math.log(sys.float_info.max)  # ~709.78: exp of anything larger overflows
+
+
+def _elementwise(scalar_fn: Callable[..., float], *args):
+    """Apply ``scalar_fn`` to Python/numpy scalars directly, or element-wise over arrays."""
+    if all(np.ndim(a) == 0 for a in args):
+        return scalar_fn(*(float(a) for a in args))
+    return np.vectorize(scalar_fn, otypes=[np.float64])(*args)
+
+
+def _check_not_nan(*values: float) -> None:
+    if any(v != v for v in values):
+        raise ValueError("log-probabilities and prediction gains must not be NaN")
+
+
+def _pseudo_count(log_rho: float, log_rho_prime: float) -> float:
+    _check_not_nan(log_rho, log_rho_prime)
+    if log_rho > 1e-6 or log_rho_prime > 1e-6:
+        raise ValueError(f"log-probabilities must be <= 0 (probabilities <= 1), got {log_rho}, {log_rho_prime}")
+    # float32 models can land a hair above 0 for near-certain frames
+    log_rho, log_rho_prime = min(log_rho, 0.0), min(log_rho_prime, 0.0)
+    if log_rho == -math.inf or log_rho_prime == 0.0:
+        return 0.0  # rho = 0, or rho' = 1
+    pg = log_rho_prime - log_rho
+    if pg <= 0.0:
+        return math.inf  # not learning-positive here
+    log_n = log_rho - log_rho_prime + math.log(-math.expm1(log_rho_prime)) - math.log(-math.expm1(-pg))
+    return math.exp(log_n) if log_n < _LOG_MAX else math.inf
+
+
+def _pseudo_count_from_pg(pg: float) -> float:
+    _check_not_nan(pg)
+    if pg <= 0.0:
+        return math.inf
+    return 1.0 / math.expm1(pg) if pg < _LOG_MAX else math.exp(-pg)
+
+
+def _pg_decay(n: float, schedule: str) -> float:
+    if schedule not in SCHEDULES:
+        raise ValueError(f"unknown PG schedule {schedule!r}: choose one of {', '.join(SCHEDULES)}")
+    if not n >= 1:
+        raise ValueError(f"n counts density-model updates starting at 1, got {n!r}")
+    if schedule == "inverse_sqrt":
+        return 1.0 / math.sqrt(n)
+    return 1.0 / n if schedule == "inverse" else 1.0
+
+
+def _exploration_bonus(pg: float, n: float, scale: float, schedule: str) -> float:
+    _check_not_nan(pg)
+    if not (math.isfinite(scale) and scale >= 0):
+        raise ValueError(f"scale must be a finite number >= 0, got {scale!r}")
+    decay = _pg_decay(n, schedule)
+    if pg <= 0.0 or scale == 0.0:
+        return 0.0
+    scaled = scale * decay * pg
+    if scaled < 700.0:
+        return math.sqrt(math.expm1(scaled))
+    # sqrt(e^z - 1) = e^(z/2) sqrt(1 - e^-z), finite up to z ~ 1419.6
+    return math.exp(scaled / 2.0) * math.sqrt(-math.expm1(-scaled)) if scaled / 2.0 < _LOG_MAX else math.inf
 
 
 def prediction_gain(log_rho, log_rho_prime):
@@ -40,78 +102,30 @@ def prediction_gain(log_rho, log_rho_prime):
 def pseudo_count(log_rho, log_rho_prime):
     """Exact pseudo-count rho (1 - rho') / (rho' - rho), from log-probabilities in nats.
 
-    Computed as exp(log rho - log rho' + log(1 - rho') - log(1 - e^-PG)), which cannot overflow
-    in the intermediate steps. +inf where PG <= 0 (the model is not learning-positive there),
-    0 where rho = 0 or rho' = 1.
+    Computed as exp(log rho - log rho' + log(1 - rho') - log(1 - e^-PG)), which neither
+    overflows nor divides by zero however small the probabilities of whole frames are.
+    +inf where PG <= 0 (the model is not learning-positive there), 0 where rho = 0 or rho' = 1.
     """
-    log_rho = np.asarray(log_rho, dtype=np.float64)
-    log_rho_prime = np.asarray(log_rho_prime, dtype=np.float64)
-    if np.isnan(log_rho).any() or np.isnan(log_rho_prime).any():
-        raise ValueError("log-probabilities must not be NaN")
-    if (log_rho_prime > 1e-6).any() or (log_rho > 1e-6).any():
-        raise ValueError("log-probabilities must be <= 0 (probabilities <= 1)")
-    # float32 models can land a hair above 0 for near-certain frames
-    log_rho, log_rho_prime = np.minimum(log_rho, 0.0), np.minimum(log_rho_prime, 0.0)
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        pg = log_rho_prime - log_rho
-        log_n = log_rho - log_rho_prime + np.log(-np.expm1(log_rho_prime)) - np.log(-np.expm1(-pg))
-        n = np.exp(log_n)
-        n = np.where(pg <= 0, np.inf, n)
-        n = np.where(np.isneginf(log_rho), 0.0, n)
-    return n[()] if n.ndim == 0 else n
+    return _elementwise(_pseudo_count, log_rho, log_rho_prime)
 
 
 def pseudo_count_from_pg(pg):
     """The approximation N ~ 1 / (e^PG - 1); +inf for PG <= 0, 0 for PG = +inf."""
-    pg = np.asarray(pg, dtype=np.float64)
-    if np.isnan(pg).any():
-        raise ValueError("prediction gain must not be NaN")
-    with np.errstate(divide="ignore", over="ignore"):
-        n = np.where(pg > 0, 1.0 / np.expm1(np.maximum(pg, 0.0)), np.inf)
-    return n[()] if n.ndim == 0 else n
-
-
-def _check_n(n) -> None:
-    if np.any(np.asarray(n) < 1):
-        raise ValueError(f"n counts density-model updates starting at 1, got {n!r}")
+    return _elementwise(_pseudo_count_from_pg, pg)
 
 
 def pg_decay(n, schedule: str = "inverse_sqrt"):
     """PG decay factor at model update n >= 1: n^-1/2 ("inverse_sqrt"), n^-1 ("inverse") or 1."""
-    if schedule not in SCHEDULES:
-        raise ValueError(f"unknown PG schedule {schedule!r}: choose one of {', '.join(SCHEDULES)}")
-    _check_n(n)
-    n = np.asarray(n, dtype=np.float64)
-    if schedule == "inverse_sqrt":
-        out = 1.0 / np.sqrt(n)
-    elif schedule == "inverse":
-        out = 1.0 / n
-    else:
-        out = np.ones_like(n)
-    return out[()] if out.ndim == 0 else out
+    return _elementwise(lambda v: _pg_decay(v, schedule), n)
 
 
 def exploration_bonus(pg, n, scale: float = 0.1, schedule: str = "inverse_sqrt"):
     """The paper's bonus r+ = sqrt(expm1(scale * decay(n) * max(PG, 0))) (reward units).
 
-    ``pg`` in nats, ``n`` the number of model updates so far (>= 1). No overflow warnings: a
-    scaled PG beyond ~1419 nats gives +inf, the true value beyond the float range.
+    ``pg`` in nats, ``n`` the number of model updates so far (>= 1). No overflow: a scaled PG
+    beyond ~1419 nats gives +inf, the true value beyond the float range.
     """
-    pg = np.asarray(pg, dtype=np.float64)
-    if np.isnan(pg).any():
-        raise ValueError("prediction gain must not be NaN")
-    if not (math.isfinite(scale) and scale >= 0):
-        raise ValueError(f"scale must be a finite number >= 0, got {scale!r}")
-    scaled = scale * pg_decay(n, schedule) * np.maximum(pg, 0.0)
-    with np.errstate(over="ignore", invalid="ignore"):
-        # sqrt(expm1(z)) = exp(z / 2) * sqrt(-expm1(-z)) stays finite up to z ~ 1419.
-        bonus = np.where(
-            scaled < 700.0,
-            np.sqrt(np.expm1(np.minimum(scaled, 700.0))),
-            np.exp(scaled / 2.0) * np.sqrt(-np.expm1(-scaled)),
-        )
-    bonus = np.where(np.isposinf(scaled), np.inf, bonus)
-    return bonus[()] if bonus.ndim == 0 else bonus
+    return _elementwise(lambda p, m: _exploration_bonus(p, m, float(scale), schedule), pg, n)
 
 
 # --------------------------------------------------------------------------------------------
@@ -157,15 +171,15 @@ class PseudoCountBonus:
         log_rho, log_rho_prime = self.model.update(frame)
         self.n += 1
         pg = log_rho_prime - log_rho
-        scaled = self.scale * float(pg_decay(self.n, self.schedule)) * max(pg, 0.0)
+        scaled = self.scale * _pg_decay(self.n, self.schedule) * max(pg, 0.0) if self.scale else 0.0
         return BonusRecord(
             n=self.n,
             log_rho=log_rho,
             log_rho_prime=log_rho_prime,
             prediction_gain=pg,
-            pseudo_count=float(pseudo_count(log_rho, log_rho_prime)),
-            scaled_pseudo_count=float(pseudo_count_from_pg(scaled)),
-            bonus=float(exploration_bonus(pg, self.n, self.scale, self.schedule)),
+            pseudo_count=_pseudo_count(log_rho, log_rho_prime),
+            scaled_pseudo_count=_pseudo_count_from_pg(scaled),
+            bonus=_exploration_bonus(pg, self.n, self.scale, self.schedule),
         )
 
     def state_dict(self) -> dict:
