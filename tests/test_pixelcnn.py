@@ -98,7 +98,8 @@ def test_paper_optimiser_settings():
 def test_loss_is_the_sum_of_pixel_cross_entropies():
     m = PixelCNNDensity(3, 4, 4)
     frame = np.array([[0, 1, 2, 3], [3, 2, 1, 0], [1, 1, 1, 1]], np.uint8)
-    x, t = m._inputs(frame[None])
+    x = torch.from_numpy(frame.reshape(1, -1)).float() / 3.0  # levels 0..3 -> [0, 1]
+    t = torch.from_numpy(frame.reshape(1, -1)).long()
     with torch.no_grad():
         ce = F.cross_entropy(m.net(x).transpose(1, 2).double(), t, reduction="sum")
     assert m.log_prob(frame[None])[0] == pytest.approx(-ce.item(), rel=1e-6)

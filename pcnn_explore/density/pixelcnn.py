@@ -74,10 +74,13 @@ class CausalInputConv(nn.Module):
         self.n_taps = len(offsets)
         self.linear = nn.Linear(len(offsets), out_channels)
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
+    def patches(self, x: torch.Tensor) -> torch.Tensor:
+        """(B, H*W) pixels -> (B, H*W, taps): each pixel's causal neighbourhood (0 outside)."""
         padded = F.pad(x, (0, 1))
-        patches = padded.index_select(1, self.taps).view(len(x), -1, self.n_taps)
-        return self.linear(patches)
+        return padded.index_select(1, self.taps).view(len(x), -1, self.n_taps)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.linear(self.patches(x))
 
 
 class GatedResidualBlock(nn.Module):
@@ -107,7 +110,11 @@ class PixelCNN(nn.Module):
         self.logits = nn.Linear(hidden, levels)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        h = self.blocks(self.input_conv(x))
+        return self.from_patches(self.input_conv.patches(x))
+
+    def from_patches(self, patches: torch.Tensor) -> torch.Tensor:
+        """Logits from the input layer's patches; lets a training step gather them once."""
+        h = self.blocks(self.input_conv.linear(patches))
         return self.logits(F.relu(self.hidden(h)))
 
 
@@ -215,19 +222,20 @@ class PixelCNNDensity:
         return self._n_updates
 
     def _inputs(self, frames: np.ndarray) -> tuple[torch.Tensor, torch.Tensor]:
-        """uint8 (B, H, W) -> (float input (B, H*W), int64 targets (B, H*W)) on the device."""
+        """uint8 (B, H, W) -> (input patches (B, H*W, taps), int64 targets (B, H*W, 1))."""
         targets = torch.from_numpy(frames.reshape(len(frames), -1)).to(self.device, torch.int64)
-        return targets.to(self.dtype) * self._scale, targets
+        x = targets.to(self.dtype) * self._scale
+        return self.net.input_conv.patches(x), targets.unsqueeze(-1)
 
-    def _pixel_log_probs(self, x: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    def _pixel_log_probs(self, patches: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
         """(B, H*W) log-probabilities of the target pixels."""
-        log_p = torch.log_softmax(self.net(x), dim=-1)
-        return log_p.gather(-1, targets.unsqueeze(-1)).squeeze(-1)
+        log_p = torch.log_softmax(self.net.from_patches(patches), dim=-1)
+        return log_p.gather(-1, targets).squeeze(-1)
 
     def pixel_log_prob(self, frames: np.ndarray) -> np.ndarray:
         """Per-pixel log rho(x_ij | x_<ij) in nats, float64 (B, H, W); no training."""
         frames = check_frames(frames, self.height, self.width, self.levels)
-        with torch.no_grad():
+        with torch.inference_mode():
             lp = self._pixel_log_probs(*self._inputs(frames))
         return lp.double().cpu().numpy().reshape(frames.shape)
 
@@ -235,7 +243,7 @@ class PixelCNNDensity:
         """log rho_n(x) in nats, float64 (B,); no training. Per-pixel terms are summed in float64,
         by the same operation ``update`` uses, so the two agree exactly."""
         frames = check_frames(frames, self.height, self.width, self.levels)
-        with torch.no_grad():
+        with torch.inference_mode():
             lp = self._pixel_log_probs(*self._inputs(frames))
         return lp.double().sum(dim=1).cpu().numpy()
 
@@ -246,8 +254,8 @@ class PixelCNNDensity:
         without autograd after the optimiser step.
         """
         frame = check_frames(frame, self.height, self.width, self.levels, single=True)
-        x, targets = self._inputs(frame[None])
-        pixel_lp = self._pixel_log_probs(x, targets)
+        patches, targets = self._inputs(frame[None])  # the input does not need gradients
+        pixel_lp = self._pixel_log_probs(patches, targets)
         log_rho = pixel_lp.detach().double().sum(dim=1)[0]
         self._n_updates += 1
         self.optimizer.lr = learning_rate(self.lr, self._n_updates, self.lr_schedule)
@@ -255,7 +263,7 @@ class PixelCNNDensity:
         (-pixel_lp.sum()).backward()
         self.optimizer.step()
         with torch.no_grad():
-            log_rho_prime = self._pixel_log_probs(x, targets).double().sum(dim=1)[0]
+            log_rho_prime = self._pixel_log_probs(patches, targets).double().sum(dim=1)[0]
         return float(log_rho), float(log_rho_prime)
 
     def sample(self, n: int, rng: np.random.Generator) -> np.ndarray:
@@ -269,8 +277,8 @@ class PixelCNNDensity:
         with torch.no_grad():
             for i in range(self.height):
                 for j in range(self.width):
-                    x, _ = self._inputs(out)
-                    logits = self.net(x)[:, i * self.width + j, :]
+                    patches, _ = self._inputs(out)
+                    logits = self.net.from_patches(patches)[:, i * self.width + j, :]
                     probs = torch.softmax(logits.double(), dim=1).cpu().numpy()
                     cdf = np.cumsum(probs, axis=1)
                     out[:, i, j] = np.minimum((uniforms[:, i, j, None] >= cdf).sum(axis=1), self.levels - 1)
