@@ -80,21 +80,27 @@ def check_env_id(env_id: object) -> str:
 
 
 class DensityFrameInfo(gym.Wrapper):
-    """Adds ``info["density_frame"]`` ((42, 42) uint8, 0..7) to every ``reset`` and ``step``.
+    """Adds ``info["density_frame"]`` ((42, 42) uint8, 0..7) to every ``reset`` and ``step``
+    (unless ``density_frame=False``).
 
     ``rgb_fn(env)`` returns the (H, W, 3) uint8 RGB picture of the current state. With
     ``keep_rgb=True`` that picture is also returned as ``info["rgb"]`` (for recording code).
     """
 
-    def __init__(self, env: gym.Env, rgb_fn: Callable[[gym.Env], np.ndarray], keep_rgb: bool = False):
+    def __init__(self, env: gym.Env, rgb_fn: Callable[[gym.Env], np.ndarray], keep_rgb: bool = False,
+                 density_frame: bool = True):
         super().__init__(env)
         self._rgb_fn = rgb_fn
         self._keep_rgb = keep_rgb
+        self._density_frame = density_frame
 
     def _add(self, info: dict) -> dict:
+        if not (self._density_frame or self._keep_rgb):
+            return info
         rgb = self._rgb_fn(self.env)
         info = dict(info)
-        info["density_frame"] = to_density_frame(rgb)
+        if self._density_frame:
+            info["density_frame"] = to_density_frame(rgb)
         if self._keep_rgb:
             info["rgb"] = rgb
         return info
@@ -206,6 +212,7 @@ def make_env(
     view: str = "full",
     n_actions: int | None = None,
     keep_rgb: bool = False,
+    density_frame: bool = True,
 ) -> gym.Env:
     """Build the agent's environment for ``env_id``; see the module docstring for both views.
 
@@ -217,7 +224,8 @@ def make_env(
     (whole grid, default) or "partial" (agent's view), ``n_actions`` to keep the first n actions.
 
     The env is seeded with ``seed`` on its first ``reset()``; pass ``reset(seed=...)`` to reseed.
-    ``info["density_frame"]`` is always present; ``info["rgb"]`` too when ``keep_rgb``.
+    ``info["density_frame"]`` is present unless ``density_frame=False`` (an agent without a bonus
+    need not pay for it); ``info["rgb"]`` too when ``keep_rgb``.
     """
     check_env_id(env_id)
     stack = frame_stack if frame_stack is not None else (4 if is_atari(env_id) else 1)
@@ -231,7 +239,7 @@ def make_env(
                                  terminal_on_life_loss=terminal_on_life_loss, grayscale_obs=True,
                                  scale_obs=False)
         env = FrameStackObservation(env, stack)  # (stack, 84, 84): already channels first
-        env = DensityFrameInfo(env, _ale_rgb, keep_rgb)
+        env = DensityFrameInfo(env, _ale_rgb, keep_rgb, density_frame)
     else:
         if not isinstance(tile_size, (int, np.integer)) or tile_size < 1:
             raise ValueError(f"tile_size must be a positive integer (pixels per grid cell), got {tile_size!r}")
@@ -243,7 +251,7 @@ def make_env(
             from gymnasium.wrappers import FrameStackObservation
 
             env = ChannelStack(FrameStackObservation(env, stack))
-        env = DensityFrameInfo(env, _cached_minigrid_rgb, keep_rgb)
+        env = DensityFrameInfo(env, _cached_minigrid_rgb, keep_rgb, density_frame)
     return _SeedOnFirstReset(env, int(seed))
 
 

@@ -69,7 +69,8 @@ LOG = "log.csv"
 FORMAT = 1
 
 # Settings that may change between a run and its resumption (the rest must match the checkpoint).
-_RESUMABLE_CHANGES = ("steps", "checkpoint_every", "device", "out_dir", "log_every", "tensorboard", "num_threads")
+_RESUMABLE_CHANGES = ("steps", "checkpoint_every", "device", "out_dir", "log_every", "tensorboard", "num_threads",
+                      "bonus_thread")
 
 
 @dataclass
@@ -121,6 +122,7 @@ class TrainConfig(ExperimentSettings):
     log_every: int = 1_000  # agent steps between TensorBoard bonus/loss/speed scalars
     tensorboard: bool = True
     num_threads: int = 1  # torch CPU threads (0: leave torch's default)
+    bonus_thread: bool = True  # run the density update in a worker thread (same results, faster)
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         "smoke": dict(steps=300, replay_capacity=2_000, learning_starts=100, target_update_every=100,
@@ -203,6 +205,7 @@ class TrainResult:
     mean_return_last: float  # mean extrinsic return of the last 10% of complete episodes (at least 1)
     wall_seconds: float  # wall-clock seconds of this call
     steps_per_second: float  # agent steps per wall-clock second in this call
+    learning_steps_per_second: float  # the same, from this call's first gradient step on (NaN if none)
     checkpoint: str
 
 
@@ -284,7 +287,8 @@ def _build_env(cfg: TrainConfig):
 
     return make_env(cfg.env, cfg.seed, sticky_actions=cfg.sticky_actions,
                     terminal_on_life_loss=cfg.terminal_on_life_loss, frame_stack=cfg.frame_stack,
-                    tile_size=cfg.tile_size, view=cfg.view, n_actions=cfg.n_actions)
+                    tile_size=cfg.tile_size, view=cfg.view, n_actions=cfg.n_actions,
+                    density_frame=cfg.bonus != "none")
 
 
 def _build_bonus(cfg: TrainConfig):
@@ -446,27 +450,43 @@ def train(cfg: TrainConfig, resume: bool = False, progress: bool = True) -> Trai
 
         bar = tqdm(total=cfg.steps, initial=step, unit="step", desc=f"{cfg.env} {cfg.bonus}", dynamic_ncols=True)
 
+    scorer = _BonusScorer(bonus, threaded=cfg.bonus_thread, device=cfg.device) if bonus is not None else None
     start_step, t0 = step, time.perf_counter()
+    learn_clock = None  # (step, time) of this call's first gradient step
     next_checkpoint = (step // cfg.checkpoint_every + 1) * cfg.checkpoint_every if cfg.checkpoint_every else None
     win = dict(n=0, pg=0.0, intr=0.0, log_pc=[], loss=torch.zeros((), device=agent.device), n_loss=0,
                t=time.perf_counter(), step=step)
     try:
         while step < cfg.steps:
             obs, info = env.reset(seed=episode_seed(cfg.seed, episode))
-            frame = info["density_frame"]
+            frame = info.get("density_frame")
             ep = dict(ret=0.0, length=0, intr=0.0, pg=0.0, loss=torch.zeros((), device=agent.device), n_loss=0)
             while True:
                 epsilon = epsilon_at(cfg, step)
                 action = agent.act(obs, epsilon, rng)
-                record = bonus.step(frame) if bonus is not None and cfg.scored_frame == "state" else None
+                pending = scorer.submit(frame) if scorer is not None and cfg.scored_frame == "state" else None
                 next_obs, reward, terminated, truncated, info = env.step(action)
-                next_frame = info["density_frame"]
-                if bonus is not None and cfg.scored_frame == "next_state":
-                    record = bonus.step(next_frame)
+                next_frame = info.get("density_frame")
+                if scorer is not None and cfg.scored_frame == "next_state":
+                    pending = scorer.submit(next_frame)
+                step += 1
+                # The gradient step samples transitions up to t - 1: transition t enters the replay
+                # below, once its bonus is known, so the density update (in a worker thread when
+                # bonus_thread) runs alongside the env step and this gradient step.
+                if step > cfg.learning_starts and step % cfg.train_every == 0 and replay.can_sample():
+                    if learn_clock is None:
+                        learn_clock = (step - 1, time.perf_counter())
+                    loss = agent.learn(replay.sample(cfg.batch_size, rng))
+                    ep["loss"] += loss
+                    ep["n_loss"] += 1
+                    win["loss"] += loss
+                    win["n_loss"] += 1
+                if step % cfg.target_update_every == 0:
+                    agent.sync_target()
+                record = pending.result() if pending is not None else None
                 r_plus = float(record.bonus) if record is not None else 0.0
                 extrinsic = 0.0 if cfg.intrinsic_only else float(reward)
                 learn_reward = min(1.0, max(-1.0, extrinsic + r_plus))
-                step += 1
                 budget_end = step >= cfg.steps
                 episode_end = bool(terminated or truncated or budget_end)
                 replay.add(obs, action, learn_reward, bool(terminated), next_obs, episode_end)
@@ -479,14 +499,6 @@ def train(cfg: TrainConfig, resume: bool = False, progress: bool = True) -> Trai
                     win["intr"] += r_plus
                     win["log_pc"].append(float(record.pseudo_count))
                 win["n"] += 1
-                if step > cfg.learning_starts and step % cfg.train_every == 0 and replay.can_sample():
-                    loss = agent.learn(replay.sample(cfg.batch_size, rng))
-                    ep["loss"] += loss
-                    ep["n_loss"] += 1
-                    win["loss"] += loss
-                    win["n_loss"] += 1
-                if step % cfg.target_update_every == 0:
-                    agent.sync_target()
                 if step % cfg.log_every == 0:
                     _window_scalars(tb, win, step, epsilon, bonus is not None)
                 obs, frame = next_obs, next_frame
@@ -514,6 +526,8 @@ def train(cfg: TrainConfig, resume: bool = False, progress: bool = True) -> Trai
         if saved is not None and step == start_step and not ckpt_path.exists():
             checkpoint()
     finally:
+        if scorer is not None:
+            scorer.close()
         log.close()
         tb.close()
         if bar is not None:
@@ -521,6 +535,9 @@ def train(cfg: TrainConfig, resume: bool = False, progress: bool = True) -> Trai
         env.close()
 
     wall = time.perf_counter() - t0
+    learning_sps = float("nan")
+    if learn_clock is not None and step > learn_clock[0]:
+        learning_sps = (step - learn_clock[0]) / max(time.perf_counter() - learn_clock[1], 1e-9)
     df = read_log(out)
     done = df["complete"] == 1
     returns, ends = df["return"][done], df["step"][done]
@@ -528,7 +545,50 @@ def train(cfg: TrainConfig, resume: bool = False, progress: bool = True) -> Trai
     return TrainResult(out_dir=str(out), steps=step, episodes=int(done.sum()), episode_returns=returns,
                        episode_end_steps=ends, mean_return_last=float(returns[-k:].mean()) if len(returns) else float("nan"),
                        wall_seconds=wall, steps_per_second=(step - start_step) / wall if wall > 0 else float("nan"),
-                       checkpoint=str(ckpt_path))
+                       learning_steps_per_second=learning_sps, checkpoint=str(ckpt_path))
+
+
+class _Done:
+    def __init__(self, value):
+        self.value = value
+
+    def result(self):
+        return self.value
+
+
+class _BonusScorer:
+    """Runs ``bonus.step(frame)`` now, or (``threaded``) in one worker thread, in submission order.
+
+    PyTorch releases the GIL inside its operators, so the density update overlaps the env step and
+    the DQN gradient step. Results are identical either way: the density model sees the same frames
+    in the same order, and nothing else touches it. On CUDA the worker uses its own stream.
+    """
+
+    def __init__(self, bonus, threaded: bool, device: str):
+        self.bonus = bonus
+        self.pool = None
+        self.stream = None
+        if threaded:
+            from concurrent.futures import ThreadPoolExecutor
+
+            self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="density")
+            if str(device).startswith("cuda"):
+                self.stream = torch.cuda.Stream(device=device)
+
+    def _step(self, frame):
+        if self.stream is not None:
+            with torch.cuda.stream(self.stream):
+                return self.bonus.step(frame)
+        return self.bonus.step(frame)
+
+    def submit(self, frame):
+        if self.pool is None:
+            return _Done(self.bonus.step(frame))
+        return self.pool.submit(self._step, frame)
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(wait=True)
 
 
 def _window_scalars(tb, win: dict, step: int, epsilon: float, with_bonus: bool) -> None:

@@ -91,15 +91,22 @@ def test_intrinsic_only_learns_from_the_bonus_alone(tmp_path):
     assert rewards.max() > 0
 
 
-def test_identical_seeds_give_identical_runs(tmp_path):
-    a = smoke(tmp_path, "a", bonus="pixelcnn", mmc_beta=0.1, steps=200)
-    b = smoke(tmp_path, "b", bonus="pixelcnn", mmc_beta=0.1, steps=200)
+def test_identical_seeds_give_identical_runs_with_or_without_the_bonus_thread(tmp_path):
+    a = smoke(tmp_path, "a", bonus="pixelcnn", mmc_beta=0.1, steps=200, bonus_thread=True)
+    b = smoke(tmp_path, "b", bonus="pixelcnn", mmc_beta=0.1, steps=200, bonus_thread=False)
     train(a, progress=False)
     train(b, progress=False)
     la, lb = read_log(a.out_dir), read_log(b.out_dir)
     for col in LOG_COLUMNS:
         if col != "wall_seconds":
             np.testing.assert_array_equal(la[col], lb[col])
+    ca, cb = load(Path(a.out_dir) / "checkpoint.pt"), load(Path(b.out_dir) / "checkpoint.pt")
+    for c in (ca, cb):
+        c.pop("config")
+    assert_same(ca, cb)
+    c = smoke(tmp_path, "c", bonus="pixelcnn", mmc_beta=0.1, steps=200, seed=1)
+    train(c, progress=False)
+    assert not np.array_equal(read_log(c.out_dir)["prediction_gain_mean"], la["prediction_gain_mean"])
 
 
 def _cli(*args):
