@@ -129,3 +129,85 @@ def test_train_stream_follows_order_and_evaluates_on_schedule():
     assert heldout_loss(model, frames, batch=2) == 5.0
     with pytest.raises(ValueError, match="eval_every"):
         train_stream(_CountingModel(), frames, eval_frames=frames)
+
+
+# -- settings of the experiment modules: bad values are rejected before any stream or model ------
+from pcnn_explore.experiments import conv_cts, episode_spikes, lr_schedules, online_training, pg_montezuma, samples  # noqa: E402
+
+
+@pytest.mark.parametrize("module, cls, overrides, words", [
+    (online_training, "OnlineTrainingSettings", dict(n_heldout=500), "n_heldout"),
+    (online_training, "OnlineTrainingSettings", dict(methods=("online", "shuffled")), "methods"),
+    (online_training, "OnlineTrainingSettings", dict(game="Freewya"), "Freeway"),
+    (episode_spikes, "EpisodeSpikesSettings", dict(baseline=1000), "baseline"),
+    (episode_spikes, "EpisodeSpikesSettings", dict(window=-1), "window"),
+    (lr_schedules, "LrScheduleSettings", dict(grid={"cosine": (0.1,)}), "cosine"),
+    (lr_schedules, "LrScheduleSettings", dict(grid={"constant": (0.0,)}), "positive"),
+    (lr_schedules, "LrScheduleSettings", dict(average_last=1000), "average_last"),
+    (samples, "SamplesSettings", dict(models=("cts", "gan")), "models"),
+    (samples, "SamplesSettings", dict(n_samples=0), "n_samples"),
+    (pg_montezuma, "PgSettings", dict(warmup=-5), "warmup"),
+    (conv_cts, "ConvCTSSettings", dict(games=()), "games"),
+    (conv_cts, "ConvCTSSettings", dict(n_heldout=100), "n_heldout"),
+])
+def test_bad_settings_fail_before_any_work(module, cls, overrides, words, tmp_path):
+    settings = getattr(module, cls).preset("smoke", cache_dir=str(tmp_path), **overrides)
+    with pytest.raises((ValueError, TypeError), match=words):
+        module.run(settings)
+    assert not any(tmp_path.iterdir())  # no stream generated or cached
+
+
+def test_unknown_setting_and_profile_are_rejected():
+    with pytest.raises(TypeError, match="n_frame"):
+        online_training.OnlineTrainingSettings.preset("smoke", n_frame=10)
+    with pytest.raises(ValueError, match="unknown profile"):
+        online_training.OnlineTrainingSettings.preset("quick")
+
+
+def _trace(eval_loss):
+    from pcnn_explore.experiments.density_training import TrainTrace
+
+    z = np.zeros(1)
+    return TrainTrace(order=z, log_rho=z, log_rho_prime=z, eval_steps=np.arange(len(eval_loss)),
+                      eval_loss=np.asarray(eval_loss, float), seconds=0.0)
+
+
+def test_online_training_summary_by_hand():
+    s = online_training.OnlineTrainingSettings.preset("smoke")
+    r = online_training.OnlineTrainingResults(
+        settings=s, traces={"online": _trace([500, 300, 320, 210]), "permutation": _trace([500, 250, 200]),
+                            "replacement": _trace([500, 220])},
+        train_index=np.arange(3), heldout_index=np.arange(1), phases=np.zeros(4, int))
+    assert r.final_heldout_loss() == {"online": 210.0, "permutation": 200.0, "replacement": 220.0}
+    assert r.relative_spread() == pytest.approx(0.1)
+    assert r.worst_increase() == {"online": 20.0, "permutation": 0.0, "replacement": 0.0}
+    assert online_training.verdict(r) == ("similar: final held-out losses within 10.0% of each other "
+                                          "(permutation < online < replacement)")
+
+
+def test_lr_schedule_ranking_by_hand():
+    s = lr_schedules.LrScheduleSettings.preset("smoke", grid={"constant": (1e-3, 1e-2), "inverse": (1.0, 10.0),
+                                                               "inverse_sqrt": (0.1,)})
+    final = {("constant", 1e-3): 100.0, ("constant", 1e-2): 150.0, ("inverse", 1.0): 300.0,
+             ("inverse", 10.0): float("nan"), ("inverse_sqrt", 0.1): 110.0}
+    r = lr_schedules.LrScheduleResults(settings=s, traces={}, final_loss=final)
+    assert r.best() == ("constant", 1e-3)
+    assert r.best_per_schedule() == {"constant": (1e-3, 100.0), "inverse": (1.0, 300.0), "inverse_sqrt": (0.1, 110.0)}
+    assert r.ranking() == ["constant", "inverse_sqrt", "inverse"]
+    assert lr_schedules.verdict(r) == "agrees: lowest loss with constant lr 0.001; schedules ranked constant < n^-1/2 < n^-1"
+    summary = lr_schedules.summary(r)
+    assert summary["final_loss_constant_0.001_nats"] == 100.0 and math.isnan(summary["final_loss_inverse_10_nats"])
+
+
+def test_pg_claims_by_hand():
+    s = pg_montezuma.PgSettings.preset("smoke")
+    stats = {"cts": ds.pg_summary([4, 8, 2, 6, 30]), "pixelcnn": ds.pg_summary([1, 1.1, 1, 1.2, 20])}
+    r = pg_montezuma.PgResults(settings=s, pg={}, stats=stats, traces={}, episode_starts=np.zeros(5, bool),
+                               steps=np.arange(5))
+    # cts: mean 10, median 6, diffs 4,6,4,24 -> variability 5/6, peak 5; pixelcnn: mean 4.86, median 1.1,
+    # diffs .1,.1,.2,18.8 -> variability .15/1.1, peak 20/1.1
+    assert pg_montezuma.checks(r) == {"lower": True, "smoother": True, "sharper_peaks": True}
+    assert pg_montezuma.verdict(r) == "PixelCNN vs CTS: 3 of 3 claims hold (lower mean PG, smoother, sharper peaks)"
+    stats["pixelcnn"] = ds.pg_summary([10, 20, 10, 20, 21])
+    assert pg_montezuma.verdict(r) == ("PixelCNN vs CTS: 1 of 3 claims hold (smoother); "
+                                       "not: lower mean PG, sharper peaks")
