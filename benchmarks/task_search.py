@@ -176,6 +176,24 @@ def print_agent_table(rows: list[dict]) -> None:
               f"{first:>18s} {r['final_success_rate']:18.2f} {str(r['solved']):>6s} {r['wall_s']:7.0f} {r['steps_per_s']:7.1f}")
 
 
+def parse_sets(items: list[str]) -> dict:
+    """["a=1", "b=x", "c=0.5"] -> {"a": 1, "b": "x", "c": 0.5} (ints, floats, true/false, else str)."""
+    out = {}
+    for item in items:
+        if "=" not in item:
+            raise SystemExit(f"--set takes FIELD=VALUE, got {item!r}")
+        k, v = item.split("=", 1)
+        for conv in (int, float):
+            try:
+                out[k] = conv(v)
+                break
+            except ValueError:
+                pass
+        else:
+            out[k] = {"true": True, "false": False}.get(v.lower(), v)
+    return out
+
+
 def main(argv=None) -> int:
     import torch
 
@@ -209,6 +227,8 @@ def main(argv=None) -> int:
     one.add_argument("--steps", type=int, required=True)
     one.add_argument("--profile", default="study")
     one.add_argument("--out", required=True)
+    one.add_argument("--set", nargs="*", default=[], metavar="FIELD=VALUE",
+                     help="TrainConfig overrides, e.g. epsilon_decay_steps=3000 device=cuda")
     sub.add_parser("table")
     args = p.parse_args(argv)
     if args.stage == "random":
@@ -220,7 +240,8 @@ def main(argv=None) -> int:
     elif args.stage == "one":
         from pcnn_explore.experiments.agent_runs import RunSpec, run_one
 
-        run_one(RunSpec(args.variant, args.env, args.seed, args.steps, args.profile, args.out))
+        run_one(RunSpec(args.variant, args.env, args.seed, args.steps, args.profile, args.out,
+                        tuple(sorted(parse_sets(args.set).items()))))
     else:
         store = json.loads(DATA.read_text())
         for key, val in store.items():

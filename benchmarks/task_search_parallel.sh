@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Launch the agent stage of benchmarks/task_search.py as separate single-threaded processes, one
 # per (env, variant, seed), stop them all after LIMIT seconds, and pack their logs.
-# Usage: benchmarks/task_search_parallel.sh OUT_DIR LIMIT_S STEPS "ENV:VARIANT:SEED ..."
+# Usage: benchmarks/task_search_parallel.sh OUT_DIR LIMIT_S STEPS "ENV:VARIANT:SEED ..." [FIELD=VALUE ...]
+# (the FIELD=VALUE pairs are TrainConfig overrides given to every run)
 # Then: python benchmarks/task_search.py summarise OUT_DIR  (counts episodes up to the common step)
 set -u
-out=$1; limit=$2; steps=$3; runs=$4
+out=$1; limit=$2; steps=$3; runs=$4; shift 4; sets=("$@")
 mkdir -p "$out"
 pids=()
 for r in $runs; do
@@ -12,7 +13,7 @@ for r in $runs; do
   d="$out/${env}/${variant}_s${seed}"
   mkdir -p "$d"
   OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 NUMBA_NUM_THREADS=1 nice python3 benchmarks/task_search.py one \
-    --env "$env" --variant "$variant" --seed "$seed" --steps "$steps" --out "$d" >"$d/stdout.txt" 2>&1 &
+    --env "$env" --variant "$variant" --seed "$seed" --steps "$steps" --out "$d" --set "${sets[@]}" >"$d/stdout.txt" 2>&1 &
   pids+=($!)
 done
 end=$((SECONDS + limit))
