@@ -157,7 +157,7 @@ def stage_summarise(args) -> None:
     print_agent_table(summary)
     for env in dict.fromkeys(r["env"] for r in summary):
         rows = [r for r in summary if r["env"] == env]
-        key = f"agents:{env}:{max(r['steps'] for r in rows)}"
+        key = f"agents:{args.label}:{env}"
         merge(key, {"env": env, "steps": max(r["steps"] for r in rows), "seeds": sorted({r["seed"] for r in rows}),
                     "window": args.window, "note": args.note, "rows": rows})
 
@@ -218,6 +218,7 @@ def main(argv=None) -> int:
     sm.add_argument("runs", help="folder holding one sub-folder per run (each with run_spec.json, log.csv)")
     sm.add_argument("--window", type=int, default=20)
     sm.add_argument("--note", default="", help="where and how the runs were made")
+    sm.add_argument("--label", default="local", help="name of this batch of runs in data/task_search.json")
     sm.add_argument("--max-step", type=int, default=None,
                     help="count only episodes ended by this agent step (default: the fewest steps any run reached)")
     one = sub.add_parser("one", help="train a single run (for launching runs as separate processes)")

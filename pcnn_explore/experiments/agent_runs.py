@@ -40,6 +40,8 @@ __all__ = [
     "run_experiment",
     "STUDY_TASK",
     "SMOKE_TASK",
+    "HARD_TASK",
+    "STUDY_TRAIN_OVERRIDES",
     "PAPER_AGENT_STEPS",
 ]
 
@@ -326,10 +328,17 @@ def summarise_runs(results: Sequence[RunResult], window: int = 20, solved_at: fl
 # ---------------------------------------------------------------------------------------------
 # Settings and results shared by the four agent experiments
 
-#: the CPU-scale hard-exploration task chosen by benchmarks/task_search.py (see data/task_search.json)
-STUDY_TASK = "MiniGrid-Serpentine-9x9-v0"
-#: a smaller corridor for smoke runs (plumbing only)
+#: the CPU-scale task of the study notebooks (benchmarks/task_search.py, data/task_search.json):
+#: a 20-step winding corridor that a random policy ends in 5% of its 196-step episodes. The
+#: 9x9 corridor (36 steps, no random success in 200 episodes) is the harder task the search
+#: tried; no agent solved it within the 12-15K agent steps that were affordable.
+STUDY_TASK = "MiniGrid-Serpentine-7x7-v0"
+HARD_TASK = "MiniGrid-Serpentine-9x9-v0"
+#: smoke runs use the study task with a few hundred steps (plumbing only)
 SMOKE_TASK = "MiniGrid-Serpentine-7x7-v0"
+#: CPU-scale schedule: epsilon 1 -> 0.05 over 2,500 agent steps (TrainConfig's study preset: 20,000,
+#: which left the agents acting at random for the whole affordable budget)
+STUDY_TRAIN_OVERRIDES = (("epsilon_decay_steps", 2_500),)
 #: agent steps per paper run: 150M frames at frame skip 4 (the appendix table's budget)
 PAPER_AGENT_STEPS = 150_000_000 // 4
 
@@ -350,6 +359,23 @@ class AgentSettings(ExperimentSettings):
     workers: int = 2
     n_bins: int = 20
     window: int = 20
+    #: TrainConfig fields set for every run of the experiment, as (field, value) pairs
+    train_overrides: tuple[tuple[str, Any], ...] = ()
+
+    @classmethod
+    def for_notebook(cls, profile: str, seed: int = 0, n_seeds: int | None = None, **sizes: Any):
+        """The preset of ``profile`` with seeds ``seed, seed+1, ...`` (``n_seeds`` of them, None:
+        as many as the preset has) and any size given (None: the preset's)."""
+        from pcnn_explore.profiles import check_profile
+
+        check_profile(profile)
+        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+            raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+        base = cls.preset(profile)
+        n = len(base.seeds) if n_seeds is None else n_seeds
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+            raise ValueError(f"n_seeds must be a positive integer or None, got {n_seeds!r}")
+        return cls.preset(profile, seeds=tuple(range(int(seed), int(seed) + int(n))), **sizes)
 
     def check(self) -> None:
         """Raise ValueError/TypeError on bad settings, before any run starts."""
@@ -374,6 +400,16 @@ class AgentSettings(ExperimentSettings):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
                 raise ValueError(f"{name} must be a positive integer, got {v!r}")
+        from pcnn_explore.train import TrainConfig
+
+        known = {f.name for f in dataclasses.fields(TrainConfig)}
+        for item in self.train_overrides:
+            if not (isinstance(item, tuple) and len(item) == 2):
+                raise TypeError(f"train_overrides holds (field, value) pairs, got {item!r}")
+            if item[0] not in known:
+                raise ValueError(f"train_overrides: TrainConfig has no field {item[0]!r}")
+            if item[0] in ("env", "seed", "steps", "out_dir", "profile"):
+                raise ValueError(f"train_overrides may not set {item[0]!r}: it comes from the experiment's settings")
 
 
 @dataclasses.dataclass
@@ -429,6 +465,23 @@ class AgentExperimentResults:
                 m[f"{key}/{fig}"] = d[fig]
         return m
 
+    def run_column(self, key: str, env: str | None = None) -> str:
+        """This run's figures for one variant key, for the paper-versus-this-run table."""
+        d = self.by_key(env).get(key)
+        if d is None:
+            return "not run"
+        first = "never reached the goal" if d["median_first_success_step"] is None else \
+            f"first goal at step {d['median_first_success_step']:,.0f} (median)"
+        return (f"success rate {d['final_success_rate']:.2f} over the last {self.window} episodes, "
+                f"solved {d['solved_seeds']} of {d['seeds']} seeds; {first}")
+
+    def paper_rows(self, claims: dict[str, str], env: str | None = None) -> list[tuple[str, str, str]]:
+        """(variant, paper's claim, this run) rows for :func:`pcnn_explore.report.paper_vs_run`."""
+        rows = []
+        for key, d in self.by_key(env).items():
+            rows.append((d["label"], claims.get(key, "-"), self.run_column(key, env)))
+        return rows
+
     def table(self, env: str | None = None) -> str:
         """Text table of :meth:`by_key` for a notebook."""
         rows = self.by_key(env)
@@ -457,8 +510,9 @@ def make_specs(settings: AgentSettings, out_root: str | os.PathLike,
         for variant, key, overrides, label in variants:
             if variant not in VARIANTS:
                 raise ValueError(f"unknown variant {variant!r}: choose one of {', '.join(VARIANTS)}")
+            fields = {**dict(settings.train_overrides), **overrides}
             for s in settings.seeds:
                 specs.append(RunSpec(variant, env, int(s), int(settings.steps), settings.profile,
                                      str(Path(out_root) / env_dir / f"{key}_s{s}"),
-                                     tuple(sorted(overrides.items())), key, label))
+                                     tuple(sorted(fields.items())), key, label))
     return specs

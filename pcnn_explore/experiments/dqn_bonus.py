@@ -19,13 +19,14 @@ from pcnn_explore.experiments.agent_runs import (
     PAPER_AGENT_STEPS,
     SMOKE_TASK,
     STUDY_TASK,
+    STUDY_TRAIN_OVERRIDES,
     AgentExperimentResults,
     AgentSettings,
     make_specs,
     run_experiment,
 )
 
-__all__ = ["DqnBonusSettings", "run", "load_paper_table", "PAPER_TABLE", "PAPER_AGENTS", "HARD_GAMES"]
+__all__ = ["DqnBonusSettings", "run", "load_paper_table", "paper_claims", "PAPER_TABLE", "PAPER_AGENTS", "HARD_GAMES"]
 
 PAPER_TABLE = Path(__file__).resolve().parents[2] / "data" / "paper_hard_games.csv"
 PAPER_AGENTS = ("DQN", "A3C-CTS", "Prior. Duel", "DQN-CTS", "DQN-PixelCNN")
@@ -61,9 +62,12 @@ class DqnBonusSettings(AgentSettings):
 
     variants: tuple[str, ...] = ("dqn", "cts_mmc", "pixelcnn_mmc")
 
+    # study: sized to about 15 min on 2 cores (per-process speeds in data/task_search.json)
     PRESETS: ClassVar[dict] = {
-        "smoke": dict(envs=(SMOKE_TASK,), seeds=(0,), steps=400, workers=1, n_bins=4, window=5),
-        "study": dict(envs=(STUDY_TASK,), seeds=(0, 1, 2), steps=30_000, workers=2, n_bins=20, window=20),
+        "smoke": dict(envs=(SMOKE_TASK,), seeds=(0,), steps=300, workers=1, n_bins=4, window=5,
+                      train_overrides=(("tensorboard", False),)),
+        "study": dict(envs=(STUDY_TASK,), seeds=(0, 1, 2), steps=8_000, workers=2, n_bins=16, window=10,
+                      train_overrides=STUDY_TRAIN_OVERRIDES),
         "paper": dict(envs=HARD_GAMES, seeds=(0, 1, 2), steps=PAPER_AGENT_STEPS, workers=1, n_bins=150, window=100),
     }
 
@@ -72,3 +76,11 @@ def run(settings: DqnBonusSettings, out_dir: str | os.PathLike = "output/07_dqn_
     """Train every variant x seed x env; runs are written under ``out_dir/runs``."""
     variants = [(v, v, {}, "") for v in settings.variants]
     return run_experiment(settings, make_specs(settings, Path(out_dir) / "runs", variants))
+
+
+def paper_claims(table: dict | None = None) -> dict[str, str]:
+    """The paper's numbers per variant key: appendix-table scores on three sparse-reward games."""
+    t = table or load_paper_table()
+    games = {"Montezuma's Revenge": "Montezuma", "Private Eye": "Private Eye", "Venture": "Venture"}
+    col = {"dqn": "DQN", "cts_mmc": "DQN-CTS", "pixelcnn_mmc": "DQN-PixelCNN"}
+    return {k: ", ".join(f"{short} {t[g][a]:,.2f}" for g, short in games.items()) for k, a in col.items()}

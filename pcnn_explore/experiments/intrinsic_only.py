@@ -19,13 +19,14 @@ from pcnn_explore.experiments.agent_runs import (
     PAPER_AGENT_STEPS,
     SMOKE_TASK,
     STUDY_TASK,
+    STUDY_TRAIN_OVERRIDES,
     AgentExperimentResults,
     AgentSettings,
     make_specs,
     run_experiment,
 )
 
-__all__ = ["IntrinsicOnlySettings", "run", "PAPER_GAMES"]
+__all__ = ["PAPER_CLAIMS", "IntrinsicOnlySettings", "run", "PAPER_GAMES"]
 
 PAPER_GAMES = ("ALE/MontezumaRevenge-v5", "ALE/PrivateEye-v5")
 
@@ -37,9 +38,12 @@ class IntrinsicOnlySettings(AgentSettings):
     with_dqn: bool = True
     with_full: bool = False
 
+    # study: sized to about 15 min on 2 cores (per-process speeds in data/task_search.json)
     PRESETS: ClassVar[dict] = {
-        "smoke": dict(envs=(SMOKE_TASK,), seeds=(0,), steps=300, workers=1, n_bins=4, window=5),
-        "study": dict(envs=(STUDY_TASK,), seeds=(0, 1, 2), steps=30_000, workers=2, n_bins=20, window=20),
+        "smoke": dict(envs=(SMOKE_TASK,), seeds=(0,), steps=300, workers=1, n_bins=4, window=5,
+                      train_overrides=(("tensorboard", False),)),
+        "study": dict(envs=(STUDY_TASK,), seeds=(0, 1, 2), steps=8_000, workers=2, n_bins=16, window=10,
+                      train_overrides=STUDY_TRAIN_OVERRIDES),
         "paper": dict(envs=PAPER_GAMES, seeds=(0, 1, 2), steps=PAPER_AGENT_STEPS, workers=1, n_bins=150,
                       window=100, with_dqn=False, with_full=True),
     }
@@ -53,3 +57,11 @@ def run(settings: IntrinsicOnlySettings, out_dir: str | os.PathLike = "output/10
     if settings.with_dqn:
         variants.append(("dqn", "dqn", {}, ""))
     return run_experiment(settings, make_specs(settings, Path(out_dir) / "runs", variants))
+
+
+#: Fig. 13, in the paper's words
+PAPER_CLAIMS = {
+    "intrinsic_only": "the bonus alone trains an agent that scores (extrinsic reward never seen)",
+    "pixelcnn_mmc": "DQN-PixelCNN with both rewards (for comparison)",
+    "dqn": "DQN: no progress on the hardest games",
+}
