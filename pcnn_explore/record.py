@@ -548,6 +548,7 @@ def record_episode(
     model = make_density(density, **model_kwargs)
     bonus = PseudoCountBonus(model, scale=float(pg_scale), schedule=pg_schedule)
     is_montezuma = env_id == "ALE/MontezumaRevenge-v5"
+    atari = env_id.startswith("ALE/")
 
     # Warm-up: the model trains on frames from separate episodes (environment seed + 1).
     if warmup_frames:
@@ -614,9 +615,9 @@ def record_episode(
             "n_episodes": int(n_episodes),
             "pg_scale": float(pg_scale),
             "pg_schedule": pg_schedule,
-            "sticky_actions": sticky,
-            "noop_max": 0,
-            "frame_skip": 4,
+            "sticky_actions": sticky if atari else None,
+            "noop_max": 0 if atari else None,
+            "frame_skip": 4 if atari else None,
             "scored_frame": "state",
             "warmup_env_seed": int(seed) + 1,
         },

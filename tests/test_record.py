@@ -301,3 +301,43 @@ def test_shipped_episodes_load_and_unknown_name_is_refused():
         assert ep.rgb.shape[1:] == (210, 160, 3) and ep.metadata["package_version"]
     with pytest.raises(ValueError, match="no shipped episode 'tetris'.*available: .*montezuma_cts"):
         shipped_episode("tetris")
+
+
+def test_life_losses_match_the_emulator_lives_counter():
+    from pcnn_explore.envs import make_env
+
+    ep = record_episode(MZ, "random", "cts", seed=0, max_steps=60)
+    assert ep.metadata["settings"]["sticky_actions"] == 0.25
+    env = make_env(MZ, 0, sticky_actions=0.25, noop_max=0, keep_rgb=True)
+    obs, info = env.reset()
+    lives = []
+    for t, action in enumerate(ep.actions):
+        np.testing.assert_array_equal(info["rgb"], ep.rgb[t])  # the same frames: replay is faithful
+        before = info["lives"]
+        obs, _, _, _, info = env.step(int(action))
+        lives.append(info["lives"] < before)
+    np.testing.assert_array_equal(ep.life_loss, lives)
+    assert ep.life_loss.sum() >= 1  # a random Montezuma player falls early (step 15 with this seed)
+
+
+def test_checkpoint_policy_drives_the_recording(tmp_path):
+    from pcnn_explore.train import load_policy
+
+    run = tmp_path / "run"
+    assert main(["train", "--env", "MiniGrid-Empty-5x5-v0", "--bonus", "none", "--profile", "smoke",
+                 "--steps", "120", "--out", str(run), "--no-progress"]) == 0
+    ep = record_episode("MiniGrid-Empty-5x5-v0", run, "cts", warmup_frames=4, seed=0, max_steps=250,
+                        n_episodes=2)
+    assert ep.metadata["settings"]["policy"] == "checkpoint:run"
+    assert ep.metadata["settings"]["sticky_actions"] is None  # not an Atari game
+    starts = ep.episode_start_steps
+    assert starts[0] == 0 and len(starts) == 2 and len(ep) <= 250
+    # The greedy policy of the checkpoint, replayed in the env it was trained on, takes the same actions.
+    env_id, policy = load_policy(run)
+    env = policy.make_env(0)
+    obs, _ = env.reset()
+    for t in range(starts[1]):
+        assert policy(obs) == ep.actions[t]
+        obs, *_ = env.step(int(ep.actions[t]))
+    with pytest.raises(ValueError, match="trained on 'MiniGrid-Empty-5x5-v0'"):
+        record_episode("MiniGrid-Empty-8x8-v0", run, "cts", max_steps=5)
