@@ -45,6 +45,7 @@ def plot_training_orders(results, smooth: int = 200):
         ax.legend(fontsize=8)
     ax_held.set_ylabel("held-out loss (nats per frame)")
     ax_held.set_title(f"{results.settings.game}: held-out loss")
+    ax_held.set_yscale("log")
     ax_in.set_ylabel(f"incoming-frame loss, mean of last {smooth} (nats)")
     ax_in.set_title("loss of each frame before training on it")
     ax_in.set_yscale("log")
@@ -71,7 +72,7 @@ def plot_episode_spikes(results):
     ax.set_ylabel("-log rho_n(x_n) (nats per frame)")
     ax.set_title(f"PixelCNN loss, first {len(loss)} frames of {results.settings.game}")
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8, loc="upper right")
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     return fig
 
 
