@@ -42,7 +42,7 @@ class IntrinsicOnlySettings(AgentSettings):
     PRESETS: ClassVar[dict] = {
         "smoke": dict(envs=(SMOKE_TASK,), seeds=(0,), steps=300, workers=1, n_bins=4, window=5,
                       train_overrides=(("tensorboard", False),)),
-        "study": dict(envs=(STUDY_TASK,), seeds=(0, 1, 2), steps=8_000, workers=2, n_bins=16, window=10,
+        "study": dict(envs=(STUDY_TASK,), seeds=(0, 1, 2), steps=12_000, workers=2, n_bins=16, window=10,
                       train_overrides=STUDY_TRAIN_OVERRIDES),
         "paper": dict(envs=PAPER_GAMES, seeds=(0, 1, 2), steps=PAPER_AGENT_STEPS, workers=1, n_bins=150,
                       window=100, with_dqn=False, with_full=True),
