@@ -122,7 +122,7 @@ class TrainConfig(ExperimentSettings):
     log_every: int = 1_000  # agent steps between TensorBoard bonus/loss/speed scalars
     tensorboard: bool = True
     num_threads: int = 1  # torch CPU threads (0: leave torch's default)
-    bonus_thread: bool = True  # run the density update in a worker thread (same results, faster)
+    bonus_thread: bool | None = None  # density update in a worker thread (same results); None: on for CUDA
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         "smoke": dict(steps=300, replay_capacity=2_000, learning_starts=100, target_update_every=100,
@@ -184,6 +184,11 @@ class TrainConfig(ExperimentSettings):
         number("pg_scale", 0.0)
         number("lr", 1e-12)
         number("density_lr", 1e-12)
+        for name in ("intrinsic_only", "double_q", "terminal_on_life_loss", "tensorboard"):
+            if not isinstance(getattr(self, name), (bool, np.bool_)):
+                raise ValueError(f"{name} must be True or False, got {getattr(self, name)!r}")
+        if self.bonus_thread is not None and not isinstance(self.bonus_thread, (bool, np.bool_)):
+            raise ValueError(f"bonus_thread must be True, False or None (automatic), got {self.bonus_thread!r}")
         if self.intrinsic_only and self.bonus == "none":
             raise ValueError("intrinsic_only=True needs a bonus: set bonus to pixelcnn, cts or convcts")
         if not isinstance(self.device, str) or not (self.device == "cpu" or self.device.startswith("cuda")
@@ -450,7 +455,8 @@ def train(cfg: TrainConfig, resume: bool = False, progress: bool = True) -> Trai
 
         bar = tqdm(total=cfg.steps, initial=step, unit="step", desc=f"{cfg.env} {cfg.bonus}", dynamic_ncols=True)
 
-    scorer = _BonusScorer(bonus, threaded=cfg.bonus_thread, device=cfg.device) if bonus is not None else None
+    threaded = cfg.bonus_thread if cfg.bonus_thread is not None else cfg.device.startswith("cuda")
+    scorer = _BonusScorer(bonus, threaded=threaded, device=cfg.device) if bonus is not None else None
     start_step, t0 = step, time.perf_counter()
     learn_clock = None  # (step, time) of this call's first gradient step
     next_checkpoint = (step // cfg.checkpoint_every + 1) * cfg.checkpoint_every if cfg.checkpoint_every else None
