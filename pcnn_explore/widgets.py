@@ -68,6 +68,7 @@ class EpisodeViewer(widgets.VBox):
                                  description="play", layout=widgets.Layout(width="auto"))
         self.slider = widgets.IntSlider(value=first, min=0, max=n - 1, step=1, description="step",
                                         continuous_update=True, layout=widgets.Layout(width="60%"))
+        self.play.add_class("pcnn-play")
         self.slider.add_class("pcnn-slider")
         self._link = widgets.jslink((self.play, "value"), (self.slider, "value"))
         height, width = episode.rgb.shape[1:3]

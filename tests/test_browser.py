@@ -157,5 +157,15 @@ def test_viewer_scrubs_in_chromium(jupyterlab, tmp_path):
             assert after["trace_src"] != before["trace_src"]
             assert after["frame_png"] != before["frame_png"], "the frame image did not change on screen"
             assert after["trace_png"] != before["trace_png"], "the trace cursor did not move on screen"
+
+            # Play advances the slider through the browser-side link (jslink), and the kernel redraws.
+            page.locator(".pcnn-play button").first.click()
+            page.wait_for_function(
+                "(s) => { const r = document.querySelector('.pcnn-slider .widget-readout');"
+                " return r && parseInt(r.innerText) >= s + 3; }", arg=step)
+            page.locator(".pcnn-play button").first.click()  # pause
+            page.wait_for_function(
+                "(s) => { const r = document.querySelector('.pcnn-readout');"
+                " const m = /step (\\d+)/.exec(r.innerText); return m && parseInt(m[1]) >= s + 3; }", arg=step)
         finally:
             browser.close()
