@@ -82,7 +82,7 @@ class TrainConfig(ExperimentSettings):
 
     env: str = "MiniGrid-Empty-5x5-v0"
     bonus: str = "none"  # "none" | "pixelcnn" | "cts" | "convcts"
-    mmc_beta: float = 0.0  # beta of the mixed Monte Carlo target; the paper's bonus agents use 0.1
+    mmc_beta: float | None = None  # beta of the MMC target; None: 0.1 with a bonus, 0 without (the paper's)
     pg_scale: float = 0.1  # c in r+ = (exp(c n^-1/2 PG+) - 1)^-1/2
     pg_schedule: str = "inverse_sqrt"  # decay of c over density updates n: inverse_sqrt | inverse | constant
     scored_frame: str = "state"  # the frame the density model scores: the state acted in, or the next one
@@ -136,6 +136,9 @@ class TrainConfig(ExperimentSettings):
     }
 
     def __post_init__(self) -> None:
+        if self.mmc_beta is None:
+            # The paper: intrinsically motivated agents use MMC (beta 0.1), the baseline DQN does not.
+            self.mmc_beta = 0.0 if self.bonus == "none" else 0.1
         self.validate()
 
     def validate(self) -> None:
@@ -712,7 +715,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--env", required=True, help="ALE/<Game>-v5 or a MiniGrid-* id, e.g. ALE/MontezumaRevenge-v5")
     parser.add_argument("--bonus", choices=BONUSES, default="none", help="density model of the pseudo-count bonus")
     parser.add_argument("--mmc", type=_unit_float, default=None, metavar="BETA",
-                        help="beta of the mixed Monte Carlo update (0: Q-learning; the paper's bonus agents: 0.1)")
+                        help="beta of the mixed Monte Carlo update; default 0.1 with a bonus, 0 without (as in the paper)")
     parser.add_argument("--pg-scale", type=_nonneg_float, default=None, metavar="C", help="prediction-gain scale c (0.1)")
     parser.add_argument("--pg-schedule", choices=SCHEDULES, default=None, help="decay of c over model updates")
     parser.add_argument("--scored-frame", choices=SCORED_FRAMES, default=None,

@@ -262,6 +262,10 @@ def test_config_validation_names_the_setting():
         TrainConfig.preset("smoke", env=ENV, beta=0.1)
     with pytest.raises(TypeError, match="TrainConfig"):
         train({"env": ENV})
+    # the paper: bonus agents use MMC (beta 0.1) unless told otherwise, the baseline DQN does not
+    assert TrainConfig.preset("smoke", env=ENV).mmc_beta == 0.0
+    assert TrainConfig.preset("smoke", env=ENV, bonus="pixelcnn").mmc_beta == 0.1
+    assert TrainConfig.preset("smoke", env=ENV, bonus="pixelcnn", mmc_beta=0.0).mmc_beta == 0.0
     paper = TrainConfig.preset("paper", env="ALE/MontezumaRevenge-v5")
     assert (paper.replay_capacity, paper.optimizer, paper.target_update_every, paper.steps) == (
         1_000_000, "rmsprop", 40_000, 37_500_000)
