@@ -1,0 +1,321 @@
+"""The agent experiments' pieces: the paper's table, the corridor task, run bookkeeping, settings, figures."""
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+from pathlib import Path
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+from pcnn_explore.experiments import dqn_bonus, intrinsic_only, mmc_ablation, pg_scale
+from pcnn_explore.experiments import tasks
+from pcnn_explore.experiments.agent_runs import (
+    AgentExperimentResults,
+    RunResult,
+    RunSpec,
+    binned_returns,
+    curves_by_variant,
+    load_run,
+    make_specs,
+    run_grid,
+    summarise_runs,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+PAPER_TEX = ROOT.parent / "shared" / "paper.tex"
+
+
+# ------------------------------------------------------------------------------ the paper's table
+def test_paper_table_cells_typed_from_the_tex():
+    t = dqn_bonus.load_paper_table()
+    assert list(t) == ["Freeway", "Gravitar", "Montezuma's Revenge", "Pitfall!", "Private Eye", "Solaris", "Venture"]
+    assert t["Montezuma's Revenge"]["DQN-CTS"] == 3705.5
+    assert t["Montezuma's Revenge"]["DQN-PixelCNN"] == 2514.3
+    assert t["Private Eye"]["DQN-PixelCNN"] == 15806.5
+    assert t["Pitfall!"]["DQN"] == -286.1
+    assert t["Solaris"]["DQN"] == 3482.8  # "3,482.8" in the tex
+    assert t["Venture"]["DQN-PixelCNN"] == 1356.25
+    assert t["Gravitar"]["A3C-CTS"] == 238.68
+    assert t["Freeway"]["Prior. Duel"] == 33.0
+    assert t["Venture"]["ale_id"] == "ALE/Venture-v5"
+
+
+@pytest.mark.skipif(not PAPER_TEX.exists(), reason="paper.tex is not beside the repository")
+def test_paper_table_matches_every_cell_of_the_tex():
+    tex = PAPER_TEX.read_text()
+    body = tex[tex.index(r"& DQN & A3C-CTS & Prior. Duel & DQN-CTS & DQN-PixelCNN"):tex.index(r"\label{table:hard_games_results}")]
+    rows = {}
+    for line in body.splitlines():
+        m = re.match(r"\s*\\textsc\{(.+?)\}\s*&(.*)\\\\", line)
+        if m:
+            cells = [re.sub(r"\\textbf\{(.*?)\}", r"\1", c).replace(",", "").strip() for c in m.group(2).split("&")]
+            rows[m.group(1).replace(r"\ ", " ")] = [float(c) for c in cells]
+    t = dqn_bonus.load_paper_table()
+    assert len(rows) == 7 == len(t)
+    for game, cells in rows.items():
+        assert [t[game][a] for a in dqn_bonus.PAPER_AGENTS] == cells, game
+
+
+def test_paper_table_rejects_a_file_without_the_columns(tmp_path):
+    bad = tmp_path / "t.csv"
+    bad.write_text("game,DQN\nVenture,1\n")
+    with pytest.raises(ValueError, match="missing column"):
+        dqn_bonus.load_paper_table(bad)
+
+
+def test_paper_claims_quote_the_table():
+    c = dqn_bonus.paper_claims()
+    assert c["pixelcnn_mmc"] == "Montezuma 2,514.30, Private Eye 15,806.50, Venture 1,356.25"
+    assert c["dqn"].startswith("Montezuma 0.00")
+
+
+# ------------------------------------------------------------------------------ the corridor task
+def test_serpentine_7x7_layout():
+    env = tasks.SerpentineEnv(7)
+    env.reset(seed=0)
+    kinds = env.unwrapped.grid.encode()[:, :, 0].T  # (y, x) object ids: 1 empty, 2 wall, 8 goal
+    assert kinds.tolist() == [
+        [2, 2, 2, 2, 2, 2, 2],
+        [2, 1, 1, 1, 1, 1, 2],
+        [2, 2, 2, 2, 2, 1, 2],
+        [2, 1, 1, 1, 1, 1, 2],
+        [2, 1, 2, 2, 2, 2, 2],
+        [2, 1, 1, 1, 1, 8, 2],
+        [2, 2, 2, 2, 2, 2, 2],
+    ]
+    assert tuple(env.unwrapped.agent_pos) == (1, 1) and env.unwrapped.agent_dir == 0
+    assert env.action_space.n == 3 and env.unwrapped.max_steps == 4 * 7 * 7
+
+
+@pytest.mark.parametrize("size, moves, steps", [(5, 6, 8), (7, 16, 20), (9, 30, 36), (11, 48, 56)])
+def test_serpentine_path_length_and_optimal_steps(size, moves, steps):
+    # moves: cells along the snake; steps add two turns at each of the (size-1)/2 - 1 bends' pair
+    assert tasks.serpentine_path_length(size) == moves
+    env = tasks.SerpentineEnv(size)
+    env.reset(seed=0)
+    assert tasks.optimal_steps(env) == steps == moves + 2 * ((size - 1) // 2 - 1)
+
+
+def test_optimal_steps_on_an_empty_room_by_hand():
+    env = gym.make("MiniGrid-Empty-5x5-v0")
+    env.reset(seed=0)
+    # start (1,1) facing right, goal (3,3): forward, forward, right, forward, forward
+    assert tasks.optimal_steps(env) == 5
+
+
+def test_walking_the_corridor_pays_minigrids_reward():
+    env = gym.make("MiniGrid-Serpentine-7x7-v0")
+    env.reset(seed=0)
+    L, R, F = 0, 1, 2
+    plan = [F] * 4 + [R, F, F, R] + [F] * 4 + [L, F, F, L] + [F] * 4
+    assert len(plan) == 20
+    for i, a in enumerate(plan):
+        _, reward, terminated, truncated, _ = env.step(a)
+        assert terminated == (i == len(plan) - 1) and not truncated
+    assert reward == pytest.approx(1 - 0.9 * 20 / 196)
+
+
+def test_corridor_ids_are_registered_and_work_with_make_env():
+    from pcnn_explore.envs import make_env
+
+    assert set(tasks.TASK_IDS) <= set(gym.registry)
+    env = make_env("MiniGrid-Serpentine-7x7-v0", seed=0)
+    obs, info = env.reset()
+    assert obs.shape == (3, 28, 28) and obs.dtype == np.uint8
+    assert info["density_frame"].shape == (42, 42) and info["density_frame"].max() <= 7
+
+
+@pytest.mark.parametrize("size, err", [(6, ValueError), (3, ValueError), (9.0, TypeError), (True, TypeError)])
+def test_serpentine_rejects_bad_sizes(size, err):
+    with pytest.raises(err, match="size"):
+        tasks.SerpentineEnv(size)
+
+
+# ------------------------------------------------------------------------------ run bookkeeping
+def _result(variant, seed, ends, rets, steps=100, key="", env="MiniGrid-Serpentine-7x7-v0"):
+    spec = RunSpec(variant, env, seed, steps, "smoke", "/nonexistent", (), key)
+    ends = np.asarray(ends, np.int64)
+    return RunResult(spec, ends, np.asarray(rets, float), np.zeros(len(ends)), wall_s=2.0, steps_done=steps)
+
+
+def test_binned_returns_by_hand():
+    x, y = binned_returns(np.array([10, 20, 60]), np.array([0.0, 1.0, 1.0]), 100, 2)
+    assert x.tolist() == [50.0, 100.0] and y.tolist() == [0.5, 1.0]
+    # an empty window repeats the previous value; an episode ending on an edge belongs to the left bin
+    x, y = binned_returns(np.array([25, 100]), np.array([0.4, 0.8]), 100, 4)
+    assert y.tolist() == [0.4, 0.4, 0.4, 0.8]
+    _, y = binned_returns(np.array([], np.int64), np.array([]), 100, 3)
+    assert y.tolist() == [0.0, 0.0, 0.0]
+    with pytest.raises(ValueError):
+        binned_returns(np.array([1]), np.array([1.0]), 100, 0)
+
+
+def test_curves_mean_and_spread_over_seeds():
+    runs = [_result("dqn", 0, [50, 100], [0.0, 1.0]), _result("dqn", 1, [50, 100], [0.5, 0.0])]
+    c = curves_by_variant(runs, n_bins=2)["DQN"]
+    assert c["mean"].tolist() == [0.25, 0.5]
+    assert c["low"].tolist() == [0.0, 0.0] and c["high"].tolist() == [0.5, 1.0]
+    assert c["runs"].shape == (2, 2)
+
+
+def test_summary_rows_by_hand():
+    r = _result("pixelcnn_mmc", 3, [30, 60, 90, 100], [0.0, 0.7, 0.0, 0.9])
+    (row,) = summarise_runs([r], window=2)
+    assert row["first_success_step"] == 60
+    assert row["successes"] == 2 and row["episodes"] == 4
+    assert row["final_success_rate"] == 0.5 and row["solved"] is True
+    assert row["mean_return_last"] == pytest.approx(0.45)
+    assert row["steps_per_s"] == 50.0
+    (never,) = summarise_runs([_result("dqn", 0, [50, 100], [0.0, 0.0])])
+    assert never["first_success_step"] is None and never["solved"] is False
+
+
+def test_results_by_key_and_metrics():
+    runs = [_result("dqn", 0, [50, 100], [0.0, 0.0]), _result("dqn", 1, [50, 100], [0.0, 0.6]),
+            _result("pixelcnn_mmc", 0, [40, 80], [0.5, 0.5]), _result("pixelcnn_mmc", 1, [40, 80], [0.0, 0.5])]
+    res = AgentExperimentResults(runs, window=1, n_bins=2)
+    d = res.by_key()
+    assert d["dqn"]["solved_seeds"] == 1 and d["dqn"]["final_success_rate"] == 0.5
+    assert d["dqn"]["median_first_success_step"] == 100.0 and d["dqn"]["seeds_with_a_success"] == 1
+    assert d["pixelcnn_mmc"]["median_first_success_step"] == 60.0  # seeds first succeed at 40 and 80
+    m = res.metrics()
+    assert m["runs"] == 4 and m["env"] == "MiniGrid-Serpentine-7x7-v0"
+    assert m["pixelcnn_mmc/final_success_rate"] == 1.0
+    rows = res.paper_rows({"dqn": "no progress"})
+    assert rows[0][:2] == ("DQN", "no progress") and rows[1][1] == "-"
+    assert "solved 2 of 2 seeds" in res.run_column("pixelcnn_mmc")
+    assert res.run_column("cts_mmc") == "not run"
+
+
+def test_load_run_reads_a_log_and_cuts_at_a_step(tmp_path):
+    from pcnn_explore.train import LOG_COLUMNS
+
+    spec = RunSpec("dqn", "MiniGrid-Serpentine-7x7-v0", 0, 500, "smoke", str(tmp_path), (("lr", 0.001),))
+    (tmp_path / "run_spec.json").write_text(json.dumps(dataclasses.asdict(spec)))
+    rows = [(100, 0, 0.0, 100, 1, 10.0), (150, 1, 0.8, 50, 1, 20.0), (300, 2, 0.0, 150, 1, 30.0), (320, 3, 0.0, 20, 0, 31.0)]
+    lines = [",".join(LOG_COLUMNS)]
+    for step, ep, ret, length, complete, wall in rows:
+        vals = dict(step=step, episode=ep, length=length, complete=complete, epsilon=0.1, wall_seconds=wall,
+                    intrinsic_return=0.0, intrinsic_mean=0.0, prediction_gain_mean="nan", td_loss="nan")
+        vals["return"] = ret
+        lines.append(",".join(str(vals[c]) for c in LOG_COLUMNS))
+    (tmp_path / "log.csv").write_text("\n".join(lines) + "\n")
+    r = load_run(tmp_path)
+    assert r.spec == spec
+    assert r.episode_end_step.tolist() == [100, 150, 300]  # the incomplete last episode is left out
+    assert r.steps_done == 320 and r.wall_s == 31.0
+    cut = load_run(tmp_path, max_step=200)
+    assert cut.episode_end_step.tolist() == [100, 150] and cut.spec.steps == 200 and cut.wall_s == 20.0
+
+
+# ------------------------------------------------------------------------------ settings
+ALL = [dqn_bonus.DqnBonusSettings, mmc_ablation.MmcAblationSettings, pg_scale.PgScaleSettings,
+       intrinsic_only.IntrinsicOnlySettings]
+
+
+@pytest.mark.parametrize("cls", ALL)
+def test_presets(cls):
+    smoke, study, paper = (cls.preset(p) for p in ("smoke", "study", "paper"))
+    for s in (smoke, study):
+        s.check()
+        assert s.envs == ("MiniGrid-Serpentine-7x7-v0",)
+    assert smoke.steps <= 400 and smoke.seeds == (0,) and smoke.workers == 1
+    assert study.workers == 2 and len(study.seeds) >= 2
+    assert ("epsilon_decay_steps", 2500) in study.train_overrides
+    assert paper.steps == 37_500_000  # 150M frames at frame skip 4
+    assert all(e.startswith("ALE/") and e.endswith("-v5") for e in paper.envs)
+    assert len(paper.seeds) == (5 if cls is pg_scale.PgScaleSettings else 3)
+
+
+def test_for_notebook_seeds():
+    s = mmc_ablation.MmcAblationSettings.for_notebook("study", seed=4, n_seeds=3, steps=None)
+    assert s.seeds == (4, 5, 6) and s.steps == 12_000
+    assert mmc_ablation.MmcAblationSettings.for_notebook("study").seeds == (0, 1)
+    with pytest.raises(ValueError, match="n_seeds"):
+        mmc_ablation.MmcAblationSettings.for_notebook("study", n_seeds=0)
+    with pytest.raises(ValueError, match="seed"):
+        mmc_ablation.MmcAblationSettings.for_notebook("study", seed=-1)
+    with pytest.raises(ValueError, match="profile"):
+        mmc_ablation.MmcAblationSettings.for_notebook("huge")
+
+
+@pytest.mark.parametrize("change, err, match", [
+    (dict(envs="MiniGrid-Serpentine-7x7-v0"), TypeError, "tuple of env ids"),
+    (dict(envs=()), ValueError, "envs is empty"),
+    (dict(envs=("MiniGrid-Nope-v0",)), ValueError, "unknown env id"),
+    (dict(seeds=()), ValueError, "seeds is empty"),
+    (dict(seeds=(0, 0)), ValueError, "repeat"),
+    (dict(seeds=(-1,)), ValueError, "non-negative"),
+    (dict(steps=0), ValueError, "steps"),
+    (dict(workers=0), ValueError, "workers"),
+    (dict(train_overrides=(("epsilon_decay", 5),)), ValueError, "no field 'epsilon_decay'"),
+    (dict(train_overrides=(("seed", 5),)), ValueError, "may not set 'seed'"),
+    (dict(train_overrides=("lr",)), TypeError, "pairs"),
+])
+def test_bad_settings_rejected_before_any_run(tmp_path, change, err, match):
+    s = dataclasses.replace(mmc_ablation.MmcAblationSettings.preset("smoke"), **change)
+    with pytest.raises(err, match=match):
+        mmc_ablation.run(s, tmp_path)
+    assert not (tmp_path / "runs").exists()
+
+
+def test_bad_variant_and_scales_rejected(tmp_path):
+    s = dataclasses.replace(mmc_ablation.MmcAblationSettings.preset("smoke"), variants=("dqn", "ppo"))
+    with pytest.raises(ValueError, match="unknown variant 'ppo'"):
+        mmc_ablation.run(s, tmp_path)
+    for bad in ((), (0.1, 0.0), (-1.0,)):
+        p = dataclasses.replace(pg_scale.PgScaleSettings.preset("smoke"), scales=bad)
+        with pytest.raises(ValueError, match="scale"):
+            pg_scale.run(p, tmp_path)
+    assert not (tmp_path / "runs").exists()
+    with pytest.raises(ValueError, match="workers"):
+        run_grid("MiniGrid-Serpentine-7x7-v0", ["dqn"], [0], 10, "smoke", tmp_path, workers=0)
+
+
+def test_specs_merge_overrides_and_get_their_own_folders(tmp_path):
+    s = dataclasses.replace(pg_scale.PgScaleSettings.preset("study"), seeds=(0, 1), scales=(0.1, 10.0))
+    variants = [("pixelcnn_mmc", pg_scale.scale_key(c), {"pg_scale": c}, f"c = {c:g}") for c in s.scales]
+    specs = make_specs(s, tmp_path, variants)
+    assert [sp.key for sp in specs] == ["c0.1", "c0.1", "c10", "c10"]
+    assert dict(specs[2].overrides) == {"epsilon_decay_steps": 2500, "pg_scale": 10.0}
+    assert specs[2].config_fields() == {"bonus": "pixelcnn", "mmc_beta": 0.1, "epsilon_decay_steps": 2500, "pg_scale": 10.0}
+    assert len({sp.out_dir for sp in specs}) == 4
+    io = intrinsic_only.IntrinsicOnlySettings.preset("paper")
+    keys = [sp.key for sp in make_specs(io, tmp_path, [("pixelcnn_mmc", "intrinsic_only", {"intrinsic_only": True}, "")])]
+    assert len(keys) == len(io.envs) * len(io.seeds)
+
+
+@pytest.mark.slow
+def test_parallel_runs_match_sequential_runs(tmp_path):
+    """Worker processes change nothing: the same specs give the same episodes on 1 or 2 workers."""
+    kw = dict(env="MiniGrid-Serpentine-7x7-v0", variants=["dqn", "pixelcnn_mmc"], seeds=[0], steps=250,
+              profile="smoke", extra={"tensorboard": False})
+    seq = run_grid(out_root=tmp_path / "seq", workers=1, **kw)
+    par = run_grid(out_root=tmp_path / "par", workers=2, **kw)
+    for a, b in zip(seq, par):
+        assert a.spec.variant == b.spec.variant
+        assert a.episode_end_step.tolist() == b.episode_end_step.tolist()
+        assert a.episode_return.tolist() == b.episode_return.tolist()
+        assert a.episode_intrinsic.tolist() == b.episode_intrinsic.tolist()
+    assert seq[1].episode_intrinsic.sum() > 0  # the bonus run did score frames
+
+
+# ------------------------------------------------------------------------------ figures
+def test_training_curve_figure_is_labelled():
+    from matplotlib.figure import Figure
+
+    from pcnn_explore.plots.agents import plot_curve_panels, plot_paper_scores, plot_training_curves
+
+    runs = [_result("dqn", 0, [50, 100], [0.0, 1.0]), _result("dqn", 1, [50, 100], [0.5, 0.0])]
+    fig = plot_training_curves(curves_by_variant(runs, 2), title="t")
+    assert isinstance(fig, Figure)
+    ax = fig.axes[0]
+    assert ax.get_xlabel() == "agent steps" and "return" in ax.get_ylabel()
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["DQN (2 seeds)"]
+    assert len(plot_curve_panels({"a": curves_by_variant(runs, 2), "b": curves_by_variant(runs, 2)}).axes) == 2
+    assert isinstance(plot_paper_scores(dqn_bonus.load_paper_table()), Figure)
+    with pytest.raises(ValueError):
+        plot_training_curves({})
