@@ -18,6 +18,8 @@ Atari defaults (state them when you report results):
   the emulator repeats the previous action on each raw frame. The paper (2017) used the older
   deterministic ALE; pass ``sticky_actions=0.0`` for that protocol.
 - ``terminal_on_life_loss=False``: losing a life does not end the episode (an episode is a game).
+  With ``True`` a life loss ends the episode and the next ``reset`` starts a new game (gymnasium's
+  ``AtariPreprocessing`` behaviour).
 - ``noop_max=30``, ``frame_skip=4``, ``screen_size=84``, ``frame_stack=4``.
 
 Env ids are checked before anything is built: ``ALE/<Game>-v5`` and any registered

@@ -41,14 +41,13 @@ from __future__ import annotations
 
 import argparse
 import csv
-import dataclasses
 import io
 import math
 import os
 import random
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
