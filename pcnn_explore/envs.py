@@ -38,7 +38,7 @@ from pcnn_explore.frames import to_density_frame
 __all__ = ["make_env", "make_raw_env", "check_env_id", "is_atari", "is_minigrid", "DensityFrameInfo"]
 
 EXAMPLE_IDS = ("ALE/Pong-v5", "ALE/MontezumaRevenge-v5", "ALE/Freeway-v5", "MiniGrid-Empty-8x8-v0",
-               "MiniGrid-DoorKey-8x8-v0", "MiniGrid-MultiRoom-N4-S5-v0")
+               "MiniGrid-DoorKey-8x8-v0", "MiniGrid-MultiRoom-N4-S5-v1")
 
 
 def _register_all() -> None:
@@ -123,9 +123,21 @@ def _ale_rgb(env: gym.Env) -> np.ndarray:
 def _full_render(u: Any, tile_size: int) -> np.ndarray:
     """The full-grid RGB render of a MiniGrid env without the view-cone highlight, (H, W, 3) uint8.
 
-    Same picture as ``get_frame(highlight=False)``, without computing the visibility mask.
+    The same picture as ``get_frame(highlight=False, tile_size=tile_size)``, built from MiniGrid's
+    cached tiles without its per-cell numpy comparisons and visibility mask (several times faster).
     """
-    return u.grid.render(tile_size, u.agent_pos, u.agent_dir, highlight_mask=None)
+    from minigrid.core.grid import Grid
+
+    grid = u.grid
+    w, h = grid.width, grid.height
+    ax, ay = int(u.agent_pos[0]), int(u.agent_pos[1])
+    agent_cell = ay * w + ax
+    tiles = [Grid.render_tile(cell, agent_dir=u.agent_dir if k == agent_cell else None, highlight=False,
+                              tile_size=tile_size)
+             for k, cell in enumerate(grid.grid)]
+    # Tiles are float (anti-aliasing means); MiniGrid casts them to uint8 on assignment, as here.
+    img = np.stack(tiles).astype(np.uint8).reshape(h, w, tile_size, tile_size, 3)
+    return np.ascontiguousarray(img.transpose(0, 2, 1, 3, 4)).reshape(h * tile_size, w * tile_size, 3)
 
 
 def _cached_minigrid_rgb(env: gym.Env) -> np.ndarray:

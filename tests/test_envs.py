@@ -82,6 +82,20 @@ def test_minigrid_pixels_density_frame_and_options():
     assert env.reset()[0].shape == (3, 28, 28)  # 7x7 egocentric view
 
 
+@pytest.mark.parametrize("env_id", ["MiniGrid-DoorKey-8x8-v0", "MiniGrid-MultiRoom-N4-S5-v1"])
+def test_minigrid_render_matches_minigrid_own_render_along_a_rollout(env_id):
+    env = make_env(env_id, seed=3, tile_size=5, keep_rgb=True)
+    obs, info = env.reset()
+    rng = np.random.default_rng(0)
+    for t in range(60):
+        ref = env.unwrapped.get_frame(highlight=False, tile_size=5)
+        np.testing.assert_array_equal(info["rgb"], ref, err_msg=f"step {t}")
+        np.testing.assert_array_equal(obs, ref.transpose(2, 0, 1))
+        obs, _, term, trunc, info = env.step(int(rng.integers(6)))  # includes pickup and toggle
+        if term or trunc:
+            obs, info = env.reset()
+
+
 def test_raw_env_observations_are_rgb():
     env = make_raw_env("ALE/Pong-v5", seed=0)
     obs, info = env.reset()

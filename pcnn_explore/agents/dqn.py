@@ -95,9 +95,12 @@ class DQNAgent:
         self.target.load_state_dict(self.q.state_dict())
         self.target.requires_grad_(False)
         if optimizer == "rmsprop":
-            self.optimizer = torch.optim.RMSprop(self.q.parameters(), lr=lr, alpha=0.95, eps=0.01, centered=True)
+            self.optimizer = torch.optim.RMSprop(self.q.parameters(), lr=lr, alpha=0.95, eps=0.01, centered=True,
+                                                 foreach=True)
         else:
-            self.optimizer = torch.optim.Adam(self.q.parameters(), lr=lr, eps=1.5e-4)
+            # The fused kernel is several times faster than the per-tensor loop on CPU as on CUDA.
+            fused = self.device.type in ("cpu", "cuda")
+            self.optimizer = torch.optim.Adam(self.q.parameters(), lr=lr, eps=1.5e-4, fused=fused or None)
 
     @torch.no_grad()
     def greedy_action(self, obs: np.ndarray) -> int:
