@@ -383,6 +383,8 @@ def _check_arrays(arrays: dict[str, np.ndarray], metadata: dict[str, Any], where
     for name in ("log_rho", "log_rho_prime", "prediction_gain", "bonus"):
         if not np.isfinite(arrays[name]).all():
             raise _Bad(f"array {name!r} holds non-finite values")
+    if np.isnan(arrays["pseudo_count"]).any() or (arrays["pseudo_count"] < 0).any():
+        raise _Bad("array 'pseudo_count' holds NaN or negative values (inf, where PG <= 0, is allowed)")
     if (arrays["bonus"] < 0).any():
         raise _Bad("array 'bonus' holds negative values")
 

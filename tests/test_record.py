@@ -175,6 +175,7 @@ def test_inconsistent_files_are_refused_with_the_reason(short_episode, tmp_path)
             {**json.loads(str(a["metadata"])), "format_version": 99}))), r"format version 99"),
         "meta_not_json": (lambda a: a.update(metadata=np.array("{oops")), r"not valid JSON"),
         "nan_bonus": (lambda a: (a["bonus"].__setitem__(0, np.nan), resign(a)), r"non-finite"),
+        "nan_count": (lambda a: (a["pseudo_count"].__setitem__(1, np.nan), resign(a)), r"'pseudo_count' holds NaN"),
     }
     for name, (edit, message) in cases.items():
         bad = tmp_path / f"{name}.npz"
