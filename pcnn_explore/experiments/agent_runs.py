@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any, Sequence
@@ -30,6 +29,7 @@ __all__ = [
     "run_one",
     "load_run",
     "run_grid",
+    "run_specs",
     "binned_returns",
     "curves_by_variant",
     "summarise_runs",
@@ -210,6 +210,24 @@ def load_run(out_dir: str | os.PathLike, max_step: int | None = None) -> RunResu
     return RunResult(spec, ends, rets, intr, wall, done)
 
 
+def run_specs(specs: Sequence[RunSpec], workers: int = 1) -> list[RunResult]:
+    """Run ``specs`` and return their results in the same order.
+
+    ``workers > 1`` runs them in that many worker processes (spawned, one torch thread each);
+    the results are the same as with one worker (each run is seeded by its spec alone).
+    """
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise ValueError(f"workers must be a positive integer, got {workers!r}")
+    for s in specs:
+        _check_spec(s)
+    if workers == 1 or len(specs) <= 1:
+        return [run_one(s) for s in specs]
+    import multiprocessing as mp
+
+    with ProcessPoolExecutor(max_workers=min(workers, len(specs)), mp_context=mp.get_context("spawn")) as pool:
+        return list(pool.map(run_one, specs))
+
+
 def run_grid(
     env: str,
     variants: Sequence[str],
@@ -219,35 +237,21 @@ def run_grid(
     out_root: str | os.PathLike,
     workers: int = 1,
     extra: dict[str, Any] | None = None,
-    specs: Sequence[RunSpec] | None = None,
 ) -> list[RunResult]:
-    """Run every variant x seed (or the given ``specs``) and return results in that order.
+    """Run every variant x seed on ``env`` and return the results (variant-major order).
 
-    ``workers > 1`` runs them in that many worker processes (spawned, one torch thread each).
     ``extra``: TrainConfig fields applied to every run (e.g. ``{"pg_scale": 1.0}``).
     Each run writes under ``out_root/<variant>_s<seed>``; an earlier run there is replaced.
     """
     from pcnn_explore.profiles import check_profile
 
     check_profile(profile)
-    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-        raise ValueError(f"workers must be a positive integer, got {workers!r}")
-    if specs is None:
-        if not variants or not seeds:
-            raise ValueError("run_grid needs at least one variant and one seed")
-        over = tuple(sorted((extra or {}).items()))
-        specs = [
-            RunSpec(v, env, int(s), int(steps), profile, str(Path(out_root) / f"{v}_s{s}"), over)
-            for v in variants for s in seeds
-        ]
-    for s in specs:
-        _check_spec(s)
-    if workers == 1 or len(specs) == 1:
-        return [run_one(s) for s in specs]
-    import multiprocessing as mp
-
-    with ProcessPoolExecutor(max_workers=min(workers, len(specs)), mp_context=mp.get_context("spawn")) as pool:
-        return list(pool.map(run_one, specs))
+    if not variants or not seeds:
+        raise ValueError("run_grid needs at least one variant and one seed")
+    over = tuple(sorted((extra or {}).items()))
+    specs = [RunSpec(v, env, int(s), int(steps), profile, str(Path(out_root) / f"{v}_s{s}"), over)
+             for v in variants for s in seeds]
+    return run_specs(specs, workers)
 
 
 def binned_returns(end_steps: np.ndarray, values: np.ndarray, total_steps: int, n_bins: int) -> tuple[np.ndarray, np.ndarray]:
@@ -497,7 +501,7 @@ class AgentExperimentResults:
 def run_experiment(settings: AgentSettings, specs: list[RunSpec]) -> AgentExperimentResults:
     """Check settings, run ``specs`` on ``settings.workers`` processes, and collect the results."""
     settings.check()
-    results = run_grid("", (), (), 1, settings.profile, ".", workers=settings.workers, specs=specs)
+    results = run_specs(specs, settings.workers)
     return AgentExperimentResults(results, window=settings.window, n_bins=settings.n_bins)
 
 
