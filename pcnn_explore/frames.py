@@ -35,6 +35,30 @@ def area_weights(n_in: int, n_out: int) -> np.ndarray:
     return w
 
 
+@lru_cache(maxsize=32)
+def _area_taps(n_in: int, n_out: int) -> tuple[np.ndarray, np.ndarray]:
+    """The non-zero entries of :func:`area_weights` as (indices, weights), each (n_out, K).
+
+    Each output covers at most ceil(n_in / n_out) + 1 inputs, so a resize is a small gather and
+    a weighted sum: no BLAS call, whose thread start-up costs far more than the arithmetic on
+    images this small.
+    """
+    w = area_weights(n_in, n_out)
+    k = int((w > 0).sum(axis=1).max())
+    idx = np.zeros((n_out, k), np.intp)
+    wts = np.zeros((n_out, k))
+    for i, row in enumerate(w):
+        nz = np.flatnonzero(row)
+        idx[i, : len(nz)], wts[i, : len(nz)] = nz, row[nz]
+    return idx, wts
+
+
+def _resize_axis0(x: np.ndarray, n_out: int) -> np.ndarray:
+    """Area-resize axis 0 of ``x`` (float) to ``n_out``."""
+    idx, wts = _area_taps(x.shape[0], n_out)
+    return np.einsum("ok...,ok->o...", x[idx], wts, optimize=False)
+
+
 def greyscale(rgb: np.ndarray) -> np.ndarray:
     """Luma of an (H, W, 3) uint8 image as float64 in [0, 255]."""
     return rgb.astype(np.float64) @ _LUMA
@@ -84,9 +108,9 @@ def to_density_frame(
         raise ValueError(f"levels must be a power of two between 2 and 256, got {levels}")
     if height < 1 or width < 1:
         raise ValueError(f"height and width must be positive, got {height}x{width}")
-    h, w, _ = rgb.shape
-    # Resize first, then take luma: both are linear, so the order does not change the result,
-    # and resizing the rows first touches far fewer values (about 4x faster on Atari frames).
-    rows = area_weights(h, height) @ rgb.reshape(h, w * 3).astype(np.float64)
-    grey = rows.reshape(height, w, 3) @ _LUMA
-    return quantise(grey @ area_weights(w, width).T, levels)
+    # Resize first, then take luma: all three steps are linear, so the order does not change the
+    # result, and resizing the rows first touches far fewer values.
+    rows = _resize_axis0(rgb.astype(np.float64), height)  # (height, W, 3)
+    cols = _resize_axis0(np.ascontiguousarray(rows.transpose(1, 0, 2)), width)  # (width, height, 3)
+    grey = cols[..., 0] * _LUMA[0] + cols[..., 1] * _LUMA[1] + cols[..., 2] * _LUMA[2]
+    return quantise(grey.T, levels)
