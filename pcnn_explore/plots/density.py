@@ -83,7 +83,7 @@ def plot_lr_schedules(results, smooth: int = 500):
     ax, ax_curves = axes[0]
     labels = {"constant": "constant", "inverse": "n^-1", "inverse_sqrt": "n^-1/2"}
     finite = [v for v in results.final_loss.values() if math.isfinite(v)]
-    top = max(finite) * 1.1 if finite else 1.0
+    top = max(finite) * 2.0 if finite else 1.0
     for schedule in results.settings.grid:
         rates = sorted(lr for s, lr in results.final_loss if s == schedule)
         values = [results.final_loss[(schedule, lr)] for lr in rates]
@@ -92,6 +92,7 @@ def plot_lr_schedules(results, smooth: int = 500):
         if bad:
             ax.scatter(bad, [top] * len(bad), marker="x", color=line.get_color())
     ax.set_xscale("log")
+    ax.set_yscale("log")
     ax.set_xlabel("initial learning rate")
     ax.set_ylabel(f"loss, mean of last {results.settings.average_last} frames (nats)")
     ax.set_title(f"after {results.settings.n_frames} frames of {results.settings.game}")
