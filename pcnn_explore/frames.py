@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+import numba
 import numpy as np
 
 DENSITY_HEIGHT = 42
@@ -39,9 +40,9 @@ def area_weights(n_in: int, n_out: int) -> np.ndarray:
 def _area_taps(n_in: int, n_out: int) -> tuple[np.ndarray, np.ndarray]:
     """The non-zero entries of :func:`area_weights` as (indices, weights), each (n_out, K).
 
-    Each output covers at most ceil(n_in / n_out) + 1 inputs, so a resize is a small gather and
-    a weighted sum: no BLAS call, whose thread start-up costs far more than the arithmetic on
-    images this small.
+    Each output covers at most ceil(n_in / n_out) + 1 inputs. The compiled resize below loops over
+    these taps: no BLAS call (whose thread start-up costs far more than the arithmetic on images
+    this small) and no temporary arrays.
     """
     w = area_weights(n_in, n_out)
     k = int((w > 0).sum(axis=1).max())
@@ -53,10 +54,24 @@ def _area_taps(n_in: int, n_out: int) -> tuple[np.ndarray, np.ndarray]:
     return idx, wts
 
 
-def _resize_axis0(x: np.ndarray, n_out: int) -> np.ndarray:
-    """Area-resize axis 0 of ``x`` (float) to ``n_out``."""
-    idx, wts = _area_taps(x.shape[0], n_out)
-    return np.einsum("ok...,ok->o...", x[idx], wts, optimize=False)
+@numba.njit(cache=True)
+def _grey_area_resize(rgb, row_idx, row_w, col_idx, col_w, luma):
+    """Luma of the area average: out[o, p] = sum_k sum_l row_w[o,k] col_w[p,l] luma . rgb[r, c]."""
+    n_rows, n_cols = row_idx.shape[0], col_idx.shape[0]
+    out = np.zeros((n_rows, n_cols))
+    for o in range(n_rows):
+        for k in range(row_idx.shape[1]):
+            wr = row_w[o, k]
+            if wr == 0.0:
+                continue
+            r = row_idx[o, k]
+            for p in range(n_cols):
+                acc = 0.0
+                for m in range(col_idx.shape[1]):
+                    c = col_idx[p, m]
+                    acc += col_w[p, m] * (luma[0] * rgb[r, c, 0] + luma[1] * rgb[r, c, 1] + luma[2] * rgb[r, c, 2])
+                out[o, p] += wr * acc
+    return out
 
 
 def greyscale(rgb: np.ndarray) -> np.ndarray:
@@ -108,9 +123,7 @@ def to_density_frame(
         raise ValueError(f"levels must be a power of two between 2 and 256, got {levels}")
     if height < 1 or width < 1:
         raise ValueError(f"height and width must be positive, got {height}x{width}")
-    # Resize first, then take luma: all three steps are linear, so the order does not change the
-    # result, and resizing the rows first touches far fewer values.
-    rows = _resize_axis0(rgb.astype(np.float64), height)  # (height, W, 3)
-    cols = _resize_axis0(np.ascontiguousarray(rows.transpose(1, 0, 2)), width)  # (width, height, 3)
-    grey = cols[..., 0] * _LUMA[0] + cols[..., 1] * _LUMA[1] + cols[..., 2] * _LUMA[2]
-    return quantise(grey.T, levels)
+    # One compiled pass: luma and the area average are both linear, so they can be fused.
+    row_idx, row_w = _area_taps(rgb.shape[0], height)
+    col_idx, col_w = _area_taps(rgb.shape[1], width)
+    return quantise(_grey_area_resize(rgb, row_idx, row_w, col_idx, col_w, _LUMA), levels)

@@ -74,3 +74,13 @@ def test_bad_input_rejected(bad, error, words):
 def test_bad_levels_rejected():
     with pytest.raises(ValueError, match="levels"):
         to_density_frame(np.zeros((4, 4, 3), np.uint8), levels=6)
+
+
+def test_compiled_resize_equals_the_matrix_formula():
+    from pcnn_explore.frames import area_resize, greyscale, quantise
+
+    rng = np.random.default_rng(3)
+    for shape in [(210, 160, 3), (7, 13, 3), (64, 64, 3), (1, 1, 3), (43, 41, 3)]:
+        for _ in range(5):
+            x = rng.integers(0, 256, shape, dtype=np.uint8)
+            np.testing.assert_array_equal(to_density_frame(x), quantise(area_resize(greyscale(x), 42, 42)))
