@@ -582,11 +582,17 @@ class _BonusScorer:
             self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="density")
             if str(device).startswith("cuda"):
                 self.stream = torch.cuda.Stream(device=device)
+                # the model's weights (built or loaded on the default stream) must be ready first
+                self.stream.wait_stream(torch.cuda.current_stream(device))
 
     def _step(self, frame):
         if self.stream is not None:
             with torch.cuda.stream(self.stream):
-                return self.bonus.step(frame)
+                record = self.bonus.step(frame)
+            # Nothing of this update is left in flight: checkpoints read the weights from the
+            # main thread's stream.
+            self.stream.synchronize()
+            return record
         return self.bonus.step(frame)
 
     def submit(self, frame):
