@@ -33,7 +33,8 @@ What the search found (``python benchmarks/task_search.py table``):
   at step 951, during the random phase, shared by every variant's seed 1).
 - Serpentine-7x7, epsilon over 2,500 steps: DQN-PixelCNN seed 0 reached the goal at steps 2,678
   and 6,736 of 12,224 (device); seed 1 at 1,918 and 2,037 only, then never up to 12,000 (this
-  machine); DQN and DQN+MMC (seed 0) never in 19,600 steps.
+  machine); DQN and DQN+MMC (seed 0) never in 19,600 steps. With c = 10 (seeds 0, 1; this
+  machine) DQN-PixelCNN seed 0 reached it at steps 3,302 and 6,212, seed 1 never, in 12,000.
 - So no task was found where DQN-PixelCNN *succeeds* while both baselines fail within the
   budget. The strongest visible effect: the bonus agent reaches the 7x7 goal a few times after
   the random phase in one seed of two; the baselines never do. Runs of about 12-15K agent steps
