@@ -188,6 +188,9 @@ def test_results_by_key_and_metrics():
     assert rows[0][:2] == ("DQN", "no progress") and rows[1][1] == "-"
     assert "solved 2 of 2 seeds" in res.run_column("pixelcnn_mmc")
     assert res.run_column("cts_mmc") == "not run"
+    lines = res.table().splitlines()
+    assert len(lines) == 4 and lines[2].split()[:4] == ["DQN", "1", "of", "2"]
+    assert lines[3].split()[-1] == "60"
 
 
 def test_load_run_reads_a_log_and_cuts_at_a_step(tmp_path):

@@ -489,11 +489,13 @@ class AgentExperimentResults:
     def table(self, env: str | None = None) -> str:
         """Text table of :meth:`by_key` for a notebook."""
         rows = self.by_key(env)
-        head = f"{'variant':28s} {'seeds solved':>12s} {'final success':>13s} {'return (last)':>13s} {'1st success (median step)':>26s}"
+        w = max([len("variant")] + [len(d["label"]) for d in rows.values()])
+        head = f"{'variant':{w}s}  {'seeds solved':>12s} {'final success':>13s} {'return (last)':>13s} {'1st success (median step)':>26s}"
         lines = [head, "-" * len(head)]
         for d in rows.values():
             first = "never" if d["median_first_success_step"] is None else f"{d['median_first_success_step']:,.0f}"
-            lines.append(f"{d['label']:28s} {d['solved_seeds']:>5d} of {d['seeds']:<4d} {d['final_success_rate']:13.2f} "
+            solved = f"{d['solved_seeds']} of {d['seeds']}"
+            lines.append(f"{d['label']:{w}s}  {solved:>12s} {d['final_success_rate']:13.2f} "
                          f"{d['mean_return_last']:13.3f} {first:>26s}")
         return "\n".join(lines)
 
