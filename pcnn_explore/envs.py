@@ -45,6 +45,8 @@ def _register_all() -> None:
     import ale_py
     import minigrid  # noqa: F401  (registers the MiniGrid-* ids)
 
+    import pcnn_explore.experiments.tasks  # noqa: F401  (registers MiniGrid-Serpentine-*)
+
     gym.register_envs(ale_py)
 
 

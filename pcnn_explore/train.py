@@ -501,10 +501,12 @@ def train(cfg: TrainConfig, resume: bool = False, progress: bool = True) -> Trai
                 ep["ret"] += float(reward)
                 ep["length"] += 1
                 if record is not None:
-                    ep["intr"] += r_plus
+                    # logged as learned from: r+ clipped to [0, 1] (the first steps' raw bonus can be
+                    # astronomically large, since PG at n = 1 is the whole frame's information)
+                    ep["intr"] += min(r_plus, 1.0)
                     ep["pg"] += float(record.prediction_gain)
                     win["pg"] += float(record.prediction_gain)
-                    win["intr"] += r_plus
+                    win["intr"] += min(r_plus, 1.0)
                     win["log_pc"].append(float(record.pseudo_count))
                 win["n"] += 1
                 if step % cfg.log_every == 0:

@@ -135,3 +135,13 @@ def test_bad_arguments():
         make_env("MiniGrid-Empty-5x5-v0", view="top")
     with pytest.raises(ValueError, match="n_actions"):
         make_env("MiniGrid-Empty-5x5-v0", n_actions=9)
+
+
+def test_serpentine_task_is_known_to_make_env_and_the_cli():
+    from pcnn_explore.envs import check_env_id, make_env
+
+    check_env_id("MiniGrid-Serpentine-7x7-v0")  # registered with the other MiniGrid ids
+    env = make_env("MiniGrid-Serpentine-7x7-v0", seed=0)
+    _, info = env.reset(seed=0)
+    assert info["density_frame"].shape == (42, 42)
+    env.close()
