@@ -24,7 +24,9 @@ Caching
 ``cache_dir``, else the environment variable ``PCNN_EXPLORE_CACHE``, else
 ``~/.cache/pcnn-explore``), under ``streams/`` with every setting in the file name. The file
 also stores its settings as JSON; a file whose stored settings differ from the request (or which
-cannot be read, is truncated or has inconsistent arrays) is regenerated, never trusted. A
+cannot be read, is truncated or has inconsistent arrays) is regenerated, never trusted. The
+stored settings include the ale-py version and a fingerprint of the frame conversion
+(:func:`frames_fingerprint`), so upgrading either regenerates the streams. A
 request for fewer frames than a valid cached stream holds is served from that stream's prefix,
 which equals the shorter stream exactly (random numbers are consumed in stream order). Files
 are written atomically (temporary file, then ``os.replace``) and read with
@@ -34,6 +36,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import hashlib
 import json
 import os
 import re
@@ -46,7 +49,7 @@ import numpy as np
 from pcnn_explore.frames import DENSITY_HEIGHT, DENSITY_LEVELS, DENSITY_WIDTH, to_density_frame
 
 __all__ = ["FrameStream", "POLICIES", "BIASED_CONCENTRATION", "load_stream", "generate_stream",
-           "stream_settings", "stream_path", "prefix", "draw_actions", "default_cache_dir", "check_game"]
+           "stream_settings", "stream_path", "prefix", "draw_actions", "frames_fingerprint", "default_cache_dir", "check_game"]
 
 POLICIES = ("random", "biased")
 #: Dirichlet concentration of the per-phase action probabilities of the "biased" policy.
@@ -157,8 +160,21 @@ def stream_settings(game: str, n_frames: int, seed: int = 0, policy: str = "rand
         "sticky_actions": float(sticky_actions),
         "concentration": BIASED_CONCENTRATION if policy == "biased" else None,
         "height": DENSITY_HEIGHT, "width": DENSITY_WIDTH, "levels": DENSITY_LEVELS,
-        "ale_py": ale_py.__version__, "format": STREAM_FORMAT,
+        "ale_py": ale_py.__version__, "frames": frames_fingerprint(), "format": STREAM_FORMAT,
     }
+
+
+def frames_fingerprint() -> str:
+    """A short hash of what :func:`to_density_frame` makes of two fixed test images (random
+    noise, and a smooth ramp crossing every grey-level boundary). Stored with each stream, so a
+    change to the frame conversion invalidates every cached stream."""
+    rng = np.random.default_rng(0)
+    noise = rng.integers(0, 256, size=(210, 160, 3), dtype=np.uint8)
+    ramp = np.broadcast_to(np.linspace(0, 255, 160).round().astype(np.uint8)[None, :, None], (210, 160, 3))
+    digest = hashlib.sha1()
+    for image in (noise, np.ascontiguousarray(ramp)):
+        digest.update(to_density_frame(image, DENSITY_HEIGHT, DENSITY_WIDTH, DENSITY_LEVELS).tobytes())
+    return digest.hexdigest()[:12]
 
 
 def default_cache_dir() -> Path:
@@ -190,20 +206,6 @@ def draw_actions(action_probs: np.ndarray, phases: np.ndarray, uniforms: np.ndar
     cumulative = np.cumsum(action_probs, axis=1)[phases]
     counts = (uniforms[:, None] >= cumulative).sum(axis=1)
     return np.minimum(counts, action_probs.shape[1] - 1).astype(np.int64)
-
-
-def _single_threaded_blas():
-    """Limit BLAS to one thread while frames are converted, if threadpoolctl is installed.
-
-    The frame conversion multiplies small matrices; multi-threaded OpenBLAS spends far more on
-    synchronising threads than it saves (about 1 ms per frame single-threaded against 5-30 ms
-    threaded on a busy 2-core machine). Returns the limiter (call restore_original_limits) or None.
-    """
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:
-        return None
-    return threadpool_limits(limits=1, user_api="blas")
 
 
 def generate_stream(settings: dict[str, Any], progress: bool = False) -> FrameStream:
@@ -238,7 +240,6 @@ def generate_stream(settings: dict[str, Any], progress: bool = False) -> FrameSt
         from tqdm.auto import tqdm
 
         steps = tqdm(steps, desc=f"{settings['game']} stream", unit="step")
-    limits = _single_threaded_blas()
     try:
         obs, _ = env.reset(seed=settings["seed"])
         start = True
@@ -252,8 +253,6 @@ def generate_stream(settings: dict[str, Any], progress: bool = False) -> FrameSt
                 obs, _ = env.reset()
     finally:
         env.close()
-        if limits is not None:
-            limits.restore_original_limits()
     return FrameStream(frames=frames, episode_starts=episode_starts, actions=actions,
                        rewards=rewards, phases=phases, action_probs=probs, settings=dict(settings))
 

@@ -178,3 +178,16 @@ def test_shorter_request_is_the_prefix_of_a_cached_longer_stream(tmp_path, polic
     # a longer file with other settings (another seed) is not used
     other = load_stream("Freeway", 15, seed=5, policy=policy, switch_every=switch_every, cache_dir=tmp_path)
     assert not other.from_cache
+
+
+def test_a_changed_frame_conversion_regenerates_the_cache(monkeypatch, tmp_path):
+    first = load_stream("Freeway", N, seed=0, cache_dir=tmp_path)
+    assert len(first.settings["frames"]) == 12
+    assert load_stream("Freeway", N, seed=0, cache_dir=tmp_path).from_cache
+    # a conversion that differs (here: every level one higher, capped) must not reuse the file
+    original = streams.to_density_frame
+    monkeypatch.setattr(streams, "to_density_frame", lambda *a: np.minimum(original(*a) + 1, 7).astype(np.uint8))
+    again = load_stream("Freeway", N, seed=0, cache_dir=tmp_path)
+    assert not again.from_cache
+    assert again.settings["frames"] != first.settings["frames"]
+    np.testing.assert_array_equal(again.frames, np.minimum(first.frames + 1, 7))
