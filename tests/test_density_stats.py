@@ -211,3 +211,17 @@ def test_pg_claims_by_hand():
     stats["pixelcnn"] = ds.pg_summary([10, 20, 10, 20, 21])
     assert pg_montezuma.verdict(r) == ("PixelCNN vs CTS: 1 of 3 claims hold (smoother); "
                                        "not: lower mean PG, sharper peaks")
+
+
+def test_device_setting_is_checked():
+    from pcnn_explore.experiments.density_training import resolve_device
+
+    assert resolve_device("cpu") == "cpu"
+    assert resolve_device("auto") == ("cuda" if torch.cuda.is_available() else "cpu")
+    with pytest.raises(ValueError, match="'auto', 'cpu' or 'cuda"):
+        resolve_device("tpu")
+    if not torch.cuda.is_available():
+        with pytest.raises(ValueError, match="no CUDA GPU"):
+            resolve_device("cuda")
+    s = pg_montezuma.PgSettings.preset("smoke", device="cpu")
+    assert s.model_kwargs("pixelcnn") == {"seed": 0, "device": "cpu"} and s.model_kwargs("cts") == {}

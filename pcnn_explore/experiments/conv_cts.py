@@ -86,7 +86,7 @@ def run(settings: ConvCTSSettings) -> ConvCTSResults:
                                      cache_dir=settings.cache_dir)
         traces[game], table[game] = {}, {}
         for name in settings.models:
-            model = make_density(name, **({"seed": settings.seed} if name == "pixelcnn" else {}))
+            model = make_density(name, **settings.model_kwargs(name))
             trace = train_stream(model, stream.frames, progress=settings.progress, desc=f"{game} {name}")
             traces[game][name] = trace
             row = {"late_loss": tail_mean(trace.loss, max(1, n // 4)), "heldout_loss": heldout_loss(model, eval_frames)}

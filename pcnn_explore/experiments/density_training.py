@@ -25,7 +25,7 @@ from pcnn_explore.profiles import ExperimentSettings, check_profile
 from pcnn_explore.streams import load_stream
 
 __all__ = ["TRAINING_ORDERS", "training_order", "heldout_loss", "heldout_frames", "TrainTrace", "train_stream",
-           "DensityExperimentSettings", "check_positive_int", "format_value", "paper_rows"]
+           "DensityExperimentSettings", "check_positive_int", "resolve_device", "format_value", "paper_rows"]
 
 TRAINING_ORDERS = ("online", "permutation", "replacement")
 
@@ -143,19 +143,43 @@ class DensityExperimentSettings(ExperimentSettings):
 
     profile: "smoke" | "study" | "paper"; seed: seeds the stream, the model weights and any
     shuffling; cache_dir: where frame streams are cached (None: $PCNN_EXPLORE_CACHE or
-    ~/.cache/pcnn-explore); progress: show tqdm bars while training.
+    ~/.cache/pcnn-explore); progress: show tqdm bars while training; device: the torch device of
+    PixelCNN ("auto": a CUDA GPU when there is one, else the CPU).
     """
 
     profile: str = "study"
     seed: int = 0
     cache_dir: str | None = None
     progress: bool = False
+    device: str = "auto"
 
     def check(self) -> None:
         """Raise ValueError/TypeError naming any bad setting (before any heavy work)."""
         check_profile(self.profile)
         if isinstance(self.seed, bool) or not isinstance(self.seed, (int, np.integer)) or self.seed < 0:
             raise ValueError(f"setting seed must be a non-negative int, got {self.seed!r}")
+        resolve_device(self.device)
+
+    def model_kwargs(self, name: str) -> dict:
+        """Constructor arguments of density model ``name``: PixelCNN gets the seed (its initial
+        weights) and the torch device; the count-based models take none."""
+        return {"seed": self.seed, "device": resolve_device(self.device)} if name == "pixelcnn" else {}
+
+
+def resolve_device(device: str) -> str:
+    """"auto" -> "cuda" when a GPU is available, else "cpu"; "cpu"/"cuda"/"cuda:N" are checked.
+
+    PixelCNN is the only model that uses it; the CTS models always run on the CPU.
+    """
+    import torch
+
+    if device == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if not isinstance(device, str) or not (device == "cpu" or device.startswith("cuda")):
+        raise ValueError(f"setting device must be 'auto', 'cpu' or 'cuda[:N]', got {device!r}")
+    if device.startswith("cuda") and not torch.cuda.is_available():
+        raise ValueError(f"device {device!r} asked for but no CUDA GPU is available; use device='auto' or 'cpu'")
+    return device
 
 
 def format_value(value: object) -> str:

@@ -106,7 +106,7 @@ def run(settings: LrScheduleSettings) -> LrScheduleResults:
     traces, final = {}, {}
     for schedule, rates in settings.grid.items():
         for lr in rates:
-            model = PixelCNNDensity(lr=float(lr), lr_schedule=schedule, seed=settings.seed)
+            model = PixelCNNDensity(lr=float(lr), lr_schedule=schedule, **settings.model_kwargs("pixelcnn"))
             trace = train_stream(model, stream.frames, progress=settings.progress, desc=f"{schedule} {lr:g}",
                                  stop_if_diverged=True)
             traces[(schedule, float(lr))] = trace

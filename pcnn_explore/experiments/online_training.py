@@ -106,7 +106,7 @@ def run(settings: OnlineTrainingSettings) -> OnlineTrainingResults:
     traces = {}
     for method in settings.methods:
         order = training_order(len(train_frames), method, np.random.default_rng([settings.seed, TRAINING_ORDERS.index(method)]))
-        model = PixelCNNDensity(lr=settings.lr, seed=settings.seed)
+        model = PixelCNNDensity(lr=settings.lr, **settings.model_kwargs("pixelcnn"))
         traces[method] = train_stream(model, train_frames, order, eval_frames=eval_frames,
                                       eval_every=settings.eval_every, progress=settings.progress, desc=method)
     return OnlineTrainingResults(settings=settings, traces=traces, train_index=train_index,

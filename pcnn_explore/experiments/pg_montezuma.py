@@ -78,7 +78,7 @@ def run(settings: PgSettings) -> PgResults:
     window = slice(settings.warmup, n)
     pg, stats, traces = {}, {}, {}
     for name in settings.models:
-        model = make_density(name, **({"seed": settings.seed} if name == "pixelcnn" else {}))
+        model = make_density(name, **settings.model_kwargs(name))
         traces[name] = train_stream(model, stream.frames, progress=settings.progress, desc=name)
         pg[name] = traces[name].pg[window]
         stats[name] = pg_summary(pg[name])

@@ -76,8 +76,7 @@ def run(settings: SamplesSettings) -> SamplesResults:
                                  cache_dir=settings.cache_dir)
     samples, losses, traces = {}, {}, {}
     for name in settings.models:
-        kwargs = {"seed": settings.seed} if name == "pixelcnn" else {}
-        model = make_density(name, **kwargs)
+        model = make_density(name, **settings.model_kwargs(name))
         traces[name] = train_stream(model, stream.frames, progress=settings.progress, desc=name)
         losses[name] = heldout_loss(model, eval_frames)
         samples[name] = model.sample(settings.n_samples, np.random.default_rng(settings.seed))
