@@ -143,3 +143,20 @@ def test_seed_fixes_initial_weights_without_touching_global_rng():
     assert torch.equal(torch.get_rng_state(), state)
     assert torch.equal(a.optimizer.flat, b.optimizer.flat)
     assert not torch.equal(a.optimizer.flat, PixelCNNDensity(4, 4, 4, seed=6).optimizer.flat)
+
+
+def test_sampling_uses_the_same_conditionals_as_log_prob():
+    # With uniforms at the edge between two levels, any difference in the conditionals shows up.
+    # Instead, check the defining property: each sampled pixel's level is the inverse-CDF draw
+    # from the full network's conditional given the sampled prefix.
+    m = PixelCNNDensity(4, 5, 4, seed=1)
+    for f in np.random.default_rng(0).integers(0, 4, (10, 4, 5)).astype(np.uint8):
+        m.update(f)
+    samples = m.sample(3, np.random.default_rng(9))
+    uniforms = np.random.default_rng(9).random((3, 20))
+    x = torch.from_numpy(samples.reshape(3, -1)).float() / 3.0
+    with torch.no_grad():
+        probs = torch.softmax(m.net(x).double(), dim=-1).numpy()  # (3, 20, 4), causal: prefix only
+    cdf = np.cumsum(probs, axis=-1)
+    expected = np.minimum((uniforms[..., None] >= cdf).sum(-1), 3)
+    np.testing.assert_array_equal(samples.reshape(3, -1), expected)
