@@ -40,7 +40,6 @@ file and the problem on anything corrupt, truncated or edited.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import dataclasses
 import hashlib
 import json
@@ -508,16 +507,6 @@ def _room(env) -> int:
     return int(env.unwrapped.ale.getRAM()[MONTEZUMA_ROOM_RAM])
 
 
-def _single_threaded_blas():
-    """Frame conversion multiplies small matrices; multi-threaded BLAS makes that ~30x slower on a
-    busy machine. One BLAS thread while recording, where threadpoolctl is installed."""
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # pragma: no cover
-        return contextlib.nullcontext()
-    return threadpool_limits(limits=1, user_api="blas")
-
-
 def record_episode(
     env_id: str,
     policy: str | os.PathLike = "random",
@@ -546,9 +535,8 @@ def record_episode(
     """
     _check_settings(env_id, policy, density, warmup_frames, seed, max_steps, n_episodes, pg_scale,
                     sticky_actions)
-    with _single_threaded_blas():
-        return _record(env_id, str(policy), density, int(warmup_frames), int(seed), int(max_steps), int(n_episodes),
-                       float(pg_scale), pg_schedule, sticky_actions, device, progress)
+    return _record(env_id, str(policy), density, int(warmup_frames), int(seed), int(max_steps), int(n_episodes),
+                   float(pg_scale), pg_schedule, sticky_actions, device, progress)
 
 
 def _record(env_id, policy, density, warmup_frames, seed, max_steps, n_episodes, pg_scale, pg_schedule,
