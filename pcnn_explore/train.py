@@ -675,44 +675,25 @@ def load_policy(checkpoint_path: str | os.PathLike, epsilon: float = 0.0, device
 
 
 # ---------------------------------------------------------------------------------------------- CLI
-def _nonneg_int(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}") from None
-    if v < 0:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {v}")
-    return v
+def _number(convert, low, high, words):
+    """An argparse type: ``convert`` the text and require low <= value <= high (None: unbounded)."""
+
+    def parse(text: str):
+        try:
+            v = convert(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {words}, got {text!r}") from None
+        if not math.isfinite(v) or (low is not None and v < low) or (high is not None and v > high):
+            raise argparse.ArgumentTypeError(f"expected {words}, got {v}")
+        return v
+
+    return parse
 
 
-def _pos_int(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {v}")
-    return v
-
-
-def _unit_float(text: str) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number in [0, 1], got {text!r}") from None
-    if not 0.0 <= v <= 1.0:
-        raise argparse.ArgumentTypeError(f"expected a number in [0, 1], got {v}")
-    return v
-
-
-def _nonneg_float(text: str) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a non-negative number, got {text!r}") from None
-    if not (v >= 0.0 and math.isfinite(v)):
-        raise argparse.ArgumentTypeError(f"expected a non-negative number, got {v}")
-    return v
+_nonneg_int = _number(int, 0, None, "a non-negative integer")
+_pos_int = _number(int, 1, None, "a positive integer")
+_unit_float = _number(float, 0.0, 1.0, "a number in [0, 1]")
+_nonneg_float = _number(float, 0.0, None, "a non-negative number")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
