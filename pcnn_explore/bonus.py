@@ -80,18 +80,27 @@ def _pg_decay(n: float, schedule: str) -> float:
     return 1.0 / n if schedule == "inverse" else 1.0
 
 
-def _exploration_bonus(pg: float, n: float, scale: float, schedule: str) -> float:
+def _bonus_from_scaled_pg(scaled: float) -> float:
+    """sqrt(expm1(z)) for a scaled, thresholded PG z >= 0, without overflow."""
+    if scaled < 700.0:
+        return math.sqrt(math.expm1(scaled))
+    # sqrt(e^z - 1) = e^(z/2) sqrt(1 - e^-z), finite up to z ~ 1419.6
+    return math.exp(scaled / 2.0) * math.sqrt(-math.expm1(-scaled)) if scaled / 2.0 < _LOG_MAX else math.inf
+
+
+def _scaled_pg(pg: float, n: float, scale: float, schedule: str) -> float:
+    """c * decay(n) * max(PG, 0), checking its inputs."""
     _check_not_nan(pg)
     if not (math.isfinite(scale) and scale >= 0):
         raise ValueError(f"scale must be a finite number >= 0, got {scale!r}")
     decay = _pg_decay(n, schedule)
     if pg <= 0.0 or scale == 0.0:
         return 0.0
-    scaled = scale * decay * pg
-    if scaled < 700.0:
-        return math.sqrt(math.expm1(scaled))
-    # sqrt(e^z - 1) = e^(z/2) sqrt(1 - e^-z), finite up to z ~ 1419.6
-    return math.exp(scaled / 2.0) * math.sqrt(-math.expm1(-scaled)) if scaled / 2.0 < _LOG_MAX else math.inf
+    return scale * decay * pg
+
+
+def _exploration_bonus(pg: float, n: float, scale: float, schedule: str) -> float:
+    return _bonus_from_scaled_pg(_scaled_pg(pg, n, scale, schedule))
 
 
 def prediction_gain(log_rho, log_rho_prime):
@@ -171,7 +180,7 @@ class PseudoCountBonus:
         log_rho, log_rho_prime = self.model.update(frame)
         self.n += 1
         pg = log_rho_prime - log_rho
-        scaled = self.scale * _pg_decay(self.n, self.schedule) * max(pg, 0.0) if self.scale else 0.0
+        scaled = _scaled_pg(pg, self.n, self.scale, self.schedule)
         return BonusRecord(
             n=self.n,
             log_rho=log_rho,
@@ -179,7 +188,7 @@ class PseudoCountBonus:
             prediction_gain=pg,
             pseudo_count=_pseudo_count(log_rho, log_rho_prime),
             scaled_pseudo_count=_pseudo_count_from_pg(scaled),
-            bonus=_exploration_bonus(pg, self.n, self.scale, self.schedule),
+            bonus=_bonus_from_scaled_pg(scaled),
         )
 
     def state_dict(self) -> dict:
