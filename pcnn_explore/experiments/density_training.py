@@ -24,10 +24,19 @@ from pcnn_explore.density import DensityModel
 from pcnn_explore.profiles import ExperimentSettings, check_profile
 from pcnn_explore.streams import load_stream
 
-__all__ = ["TRAINING_ORDERS", "training_order", "heldout_loss", "heldout_frames", "TrainTrace", "train_stream",
+__all__ = ["TRAINING_ORDERS", "MODEL_NAMES", "check_models", "training_order", "heldout_loss", "heldout_frames",
+           "TrainTrace", "train_stream",
            "DensityExperimentSettings", "check_positive_int", "resolve_device", "format_value", "paper_rows"]
 
 TRAINING_ORDERS = ("online", "permutation", "replacement")
+#: the density models the experiments compare
+MODEL_NAMES = ("cts", "convcts", "pixelcnn")
+
+
+def check_models(models) -> None:
+    """Raise ValueError unless ``models`` is a non-empty subset of MODEL_NAMES."""
+    if not models or any(m not in MODEL_NAMES for m in models):
+        raise ValueError(f"models must be a non-empty subset of {MODEL_NAMES}, got {models!r}")
 
 
 def training_order(n: int, method: str, rng: np.random.Generator) -> np.ndarray:

@@ -18,13 +18,13 @@ import numpy as np
 
 from pcnn_explore.density import make_density
 from pcnn_explore.experiments.density_training import (
-    DensityExperimentSettings, TrainTrace, check_positive_int, heldout_frames, heldout_loss, train_stream)
+    MODEL_NAMES, DensityExperimentSettings, TrainTrace, check_models, check_positive_int, heldout_frames,
+    heldout_loss, train_stream)
 from pcnn_explore.streams import check_game, load_stream
 
 __all__ = ["SamplesSettings", "SamplesResults", "run", "PAPER_CLAIM", "MODEL_NAMES", "PAPER", "summary", "verdict"]
 
 PAPER_CLAIM = "after 25K steps PixelCNN samples look better than CTS samples (Fig. 4)"
-MODEL_NAMES = ("cts", "convcts", "pixelcnn")
 
 
 @dataclasses.dataclass
@@ -52,8 +52,7 @@ class SamplesSettings(DensityExperimentSettings):
             check_positive_int(name, getattr(self, name))
         if self.n_heldout > self.heldout_source:
             raise ValueError(f"n_heldout ({self.n_heldout}) cannot exceed heldout_source ({self.heldout_source})")
-        if not self.models or any(m not in MODEL_NAMES for m in self.models):
-            raise ValueError(f"models must be a non-empty subset of {MODEL_NAMES}, got {self.models!r}")
+        check_models(self.models)
 
 
 @dataclasses.dataclass
