@@ -1,7 +1,7 @@
 """Saving and loading state safely: atomic writes, and loading without pickle.
 
 ``save_atomic(obj, path)`` writes with ``torch.save`` to a temporary file in the same folder and
-renames it over ``path`` (``os.replace``), so a crash never leaves a half-written file.
+renames it over ``path`` (:func:`pcnn_explore.atomic.atomic_write`), so a crash never leaves a half-written file.
 ``load(path)`` reads with ``torch.load(weights_only=True)``: only tensors, numbers, strings and
 containers can come back, never arbitrary objects. Numpy arrays inside ``obj`` are stored as
 tensors with a marker and come back as numpy arrays.
@@ -9,12 +9,13 @@ tensors with a marker and come back as numpy arrays.
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
+
+from pcnn_explore.atomic import atomic_write
 
 _NDARRAY = "__ndarray__"
 
@@ -45,17 +46,8 @@ def save_atomic(obj: Any, path: str | os.PathLike) -> Path:
     """Write ``obj`` to ``path`` atomically (temp file + rename); return the path."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            torch.save(_encode(obj), f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    with atomic_write(path) as f:
+        torch.save(_encode(obj), f)
     return path
 
 

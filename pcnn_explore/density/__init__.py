@@ -1,34 +1,100 @@
-"""Density models over quantised frames, all following :class:`DensityModel` (see ``base``)."""
+"""Density models over quantised frames, all following :class:`DensityModel` (see ``base``).
+
+The registry :data:`REGISTRY` is the one place that knows the models: their names (as typed on
+the command line and stored in checkpoints), labels and colours for figures, which of the common
+constructor options (``lr``, ``device``, ``seed``) each takes, whether an agent can use it as its
+bonus, and the normalisation tolerance its tests use. Training, recording, the experiments and
+the plots read it; none of them branches on a model's name. To add a model, see the README
+("How to add a density model").
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
 from pcnn_explore.density.base import DensityModel, all_images, check_frames
 from pcnn_explore.density.cts import ConvCTSDensity, CTSDensity
 from pcnn_explore.density.empirical import EmpiricalDensity
 from pcnn_explore.density.pixelcnn import PixelCNNDensity
 
-MODELS = {
-    "pixelcnn": PixelCNNDensity,
-    "cts": CTSDensity,
-    "convcts": ConvCTSDensity,
-    "empirical": EmpiricalDensity,
+#: the options every caller may pass to :func:`make_density`; each model takes the ones it lists
+COMMON_OPTIONS = ("lr", "device", "seed")
+
+
+@dataclass(frozen=True)
+class DensitySpec:
+    """What the kit needs to know about one density model."""
+
+    name: str
+    cls: type
+    label: str  # in figures and tables, the paper's word
+    colour: str  # a matplotlib colour, the same in every figure
+    options: tuple[str, ...] = ()  # which of COMMON_OPTIONS the constructor takes
+    agent_bonus: bool = True  # offered as an agent's bonus (--bonus) and for recordings (--density)
+    normalisation_tol: float = 1e-6  # |sum over all images of rho - 1| allowed in float64 tests
+
+
+REGISTRY: dict[str, DensitySpec] = {
+    spec.name: spec
+    for spec in (
+        DensitySpec("pixelcnn", PixelCNNDensity, "PixelCNN", "tab:blue", options=("lr", "device", "seed"),
+                    normalisation_tol=1e-4),
+        DensitySpec("cts", CTSDensity, "CTS", "tab:orange"),
+        DensitySpec("convcts", ConvCTSDensity, "ConvCTS", "tab:green"),
+        DensitySpec("empirical", EmpiricalDensity, "empirical", "tab:grey", agent_bonus=False),
+    )
 }
 
+#: name -> class, every registered model
+MODELS: dict[str, type] = {name: spec.cls for name, spec in REGISTRY.items()}
+#: the models an agent (``--bonus``) or a recording (``--density``) can use
+BONUS_MODELS: tuple[str, ...] = tuple(name for name, spec in REGISTRY.items() if spec.agent_bonus)
 
-def make_density(name: str, height: int = 42, width: int = 42, levels: int = 8, **kwargs) -> DensityModel:
-    """Build a density model by name: "pixelcnn", "cts", "convcts" or "empirical".
 
-    Extra keyword arguments go to the model (e.g. ``lr`` or ``device`` for PixelCNN).
+def density_spec(name: str) -> DensitySpec:
+    """The registry entry of ``name``; ValueError naming the choices for an unknown name."""
+    if name not in REGISTRY:
+        raise ValueError(f"unknown density model {name!r}: choose one of {', '.join(REGISTRY)}")
+    return REGISTRY[name]
+
+
+def label(name: str) -> str:
+    """The model's label in figures ("PixelCNN"); unknown names come back unchanged."""
+    return REGISTRY[name].label if name in REGISTRY else name
+
+
+def colour(name: str) -> str | None:
+    """The model's colour in figures; None (matplotlib's cycle) for unknown names."""
+    return REGISTRY[name].colour if name in REGISTRY else None
+
+
+def make_density(name: str, height: int = 42, width: int = 42, levels: int = 8, **kwargs: Any) -> DensityModel:
+    """Build a registered density model by name for frames of ``(height, width)`` with ``levels`` levels.
+
+    The common options ``lr``, ``device`` and ``seed`` may always be passed: each model receives
+    the ones it takes (a ``None`` value means "the model's default"). Any other keyword goes to
+    the model as is (e.g. ``lr_schedule`` for PixelCNN).
     """
-    if name not in MODELS:
-        raise ValueError(f"unknown density model {name!r}: choose one of {', '.join(MODELS)}")
-    return MODELS[name](height=height, width=width, levels=levels, **kwargs)
+    spec = density_spec(name)
+    model_kwargs = {k: v for k, v in kwargs.items()
+                    if k not in COMMON_OPTIONS or (k in spec.options and v is not None)}
+    return spec.cls(height=height, width=width, levels=levels, **model_kwargs)
 
 
 __all__ = [
     "DensityModel",
+    "DensitySpec",
     "PixelCNNDensity",
     "CTSDensity",
     "ConvCTSDensity",
     "EmpiricalDensity",
+    "REGISTRY",
     "MODELS",
+    "BONUS_MODELS",
+    "COMMON_OPTIONS",
+    "density_spec",
+    "label",
+    "colour",
     "make_density",
     "all_images",
     "check_frames",
