@@ -4,10 +4,9 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.figure import Figure
 
-__all__ = ["plot_stream_pseudo_counts", "plot_counts_vs_real", "plot_pg_schedules"]
+from pcnn_explore.density import colour, label
 
-COLOURS = {"cts": "tab:orange", "convcts": "tab:green", "pixelcnn": "tab:blue", "empirical": "tab:grey"}
-LABELS = {"cts": "CTS", "convcts": "ConvCTS", "pixelcnn": "PixelCNN", "empirical": "empirical"}
+__all__ = ["plot_stream_pseudo_counts", "plot_counts_vs_real", "plot_pg_schedules"]
 
 
 def plot_stream_pseudo_counts(results) -> Figure:
@@ -16,8 +15,8 @@ def plot_stream_pseudo_counts(results) -> Figure:
     ax_pg, ax_n = fig.subplots(2, 1, sharex=True)
     for name, t in results.traces.items():
         steps = np.arange(1, len(t.prediction_gain) + 1)
-        ax_pg.plot(steps, np.maximum(t.prediction_gain, 1e-6), lw=0.7, color=COLOURS.get(name), label=LABELS.get(name, name))
-        ax_n.plot(steps, t.pseudo_count, lw=0.7, color=COLOURS.get(name), label=LABELS.get(name, name))
+        ax_pg.plot(steps, np.maximum(t.prediction_gain, 1e-6), lw=0.7, color=colour(name), label=label(name))
+        ax_n.plot(steps, t.pseudo_count, lw=0.7, color=colour(name), label=label(name))
     for start in np.flatnonzero(results.stream.episode_starts)[1:]:
         ax_pg.axvline(start + 1, color="k", ls=":", lw=0.6)
     ax_pg.set(yscale="log", ylabel="prediction gain (nats, PG <= 1e-6 shown at 1e-6)")
@@ -39,7 +38,7 @@ def plot_counts_vs_real(results) -> Figure:
     ax_tab.set(xlabel="real count N_n(x) of the incoming frame", ylabel="pseudo-count", title="Empirical model")
     ax_tab.legend()
     for name, r in results.repeats.items():
-        ax_rep.plot(r.real_count, np.clip(r.pseudo_count, 1e-8, None), "o-", ms=3, color=COLOURS.get(name), label=LABELS.get(name, name))
+        ax_rep.plot(r.real_count, np.clip(r.pseudo_count, 1e-8, None), "o-", ms=3, color=colour(name), label=label(name))
     top = len(next(iter(results.repeats.values())).real_count) if results.repeats else 1
     ax_rep.plot([1, top], [1, top], "k--", lw=0.8, label="pseudo-count = real count")
     ax_rep.set(yscale="log", xlabel="real visits of the repeated frame so far", ylabel="pseudo-count at the visit", title="One frame, shown again and again")

@@ -10,13 +10,11 @@ import math
 
 import numpy as np
 
+from pcnn_explore.density import colour, label
 from pcnn_explore.experiments.density_stats import moving_average
 
 __all__: list[str] = ["plot_training_orders", "plot_episode_spikes", "plot_lr_schedules", "plot_samples",
                       "plot_pg_traces", "plot_model_comparison"]
-
-_MODEL_LABELS = {"cts": "CTS", "convcts": "ConvCTS", "pixelcnn": "PixelCNN", "empirical": "empirical"}
-_MODEL_COLOURS = {"cts": "tab:orange", "convcts": "tab:green", "pixelcnn": "tab:blue", "empirical": "tab:grey"}
 
 
 def _figure(nrows: int = 1, ncols: int = 1, width: float = 5.0, height: float = 3.4):
@@ -116,7 +114,7 @@ def plot_samples(results, levels: int = 8):
     """Fig. 4: one row of samples per model (and a row of real training frames), grey levels
     0..levels-1, with each model's held-out loss in its row title."""
     rows = [("training frames", results.real)] + [
-        (f"{_MODEL_LABELS.get(m, m)} (held-out {results.heldout_loss[m]:.0f} nats)", s)
+        (f"{label(m)} (held-out {results.heldout_loss[m]:.0f} nats)", s)
         for m, s in results.samples.items()]
     ncols = max(len(s) for _, s in rows)
     fig, axes = _figure(len(rows), ncols, width=1.6, height=1.8)
@@ -144,13 +142,13 @@ def plot_pg_traces(results):
     for ax, m in zip(axes[:, 0], models):
         pg = results.pg[m]
         stats = results.stats[m]
-        ax.plot(results.steps, np.where(pg > 0, pg, np.nan), lw=0.6, color=_MODEL_COLOURS.get(m))
+        ax.plot(results.steps, np.where(pg > 0, pg, np.nan), lw=0.6, color=colour(m))
         for s in results.steps[results.episode_starts]:
             ax.axvline(s, color="grey", ls=":", lw=0.8)
         ax.set_yscale("log")
         ax.set_ylim(lo * 0.8, hi * 1.25)
         ax.set_ylabel("PG (nats)")
-        ax.set_title(f"{_MODEL_LABELS.get(m, m)}: mean {stats['mean']:.3g} nats, variability "
+        ax.set_title(f"{label(m)}: mean {stats['mean']:.3g} nats, variability "
                      f"{stats['variability']:.2f}, peak/median {stats['peak_to_median']:.1f}, "
                      f"PG <= 0 on {100 * stats['negative_fraction']:.0f}% of steps", fontsize=9, loc="left")
         ax.grid(alpha=0.3)
@@ -167,7 +165,7 @@ def plot_model_comparison(results, smooth: int = 200):
         ax = axes[0, g]
         for m, trace in results.traces[game].items():
             ax.plot(np.arange(1, len(trace.loss) + 1), moving_average(trace.loss, smooth), lw=1,
-                    color=_MODEL_COLOURS.get(m), label=_MODEL_LABELS.get(m, m))
+                    color=colour(m), label=label(m))
         ax.set_yscale("log")
         ax.set_xlabel("frames trained on")
         ax.set_ylabel(f"loss, mean of last {smooth} (nats)")
@@ -178,8 +176,8 @@ def plot_model_comparison(results, smooth: int = 200):
         models = list(results.table[game])
         x = np.arange(len(models))
         held = [results.table[game][m]["heldout_loss"] for m in models]
-        ax.bar(x - 0.2, held, width=0.4, color=[_MODEL_COLOURS.get(m) for m in models])
-        ax.set_xticks(x, [_MODEL_LABELS.get(m, m) for m in models])
+        ax.bar(x - 0.2, held, width=0.4, color=[colour(m) for m in models])
+        ax.set_xticks(x, [label(m) for m in models])
         ax.set_ylabel("held-out loss (nats per frame)")
         twin = ax.twinx()
         var = [results.table[game][m]["pg_variability"] for m in models]
