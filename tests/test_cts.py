@@ -54,8 +54,12 @@ def test_location_dependent_cts_by_hand():
     # n_0 = 0, n = 1 (est 1/4, stay 1/2 below the root); root: n_0 = 0, n = 2 -> est 1/6,
     # stay 8/15 -> P = 8/15 * 1/6 + 7/15 * 1/4 = 8/90 + 7/60 = 37/180.
     query = np.array([[[1, 0]]], np.uint8)
+    before = model.state_dict()
     assert model.log_prob(query)[0] == pytest.approx(math.log(1 / 2) + math.log(37 / 180), abs=1e-14)
-    assert model.log_prob(query)[0] == model.log_prob(query)[0]
+    after = model.state_dict()  # the query changed no count, weight or node
+    assert after.keys() == before.keys()
+    for key in before:
+        np.testing.assert_array_equal(after[key], before[key], err_msg=key)
 
 
 def test_convolutional_cts_by_hand():
