@@ -29,7 +29,7 @@ stored settings include the ale-py version and a fingerprint of the frame conver
 (:func:`frames_fingerprint`), so upgrading either regenerates the streams. A
 request for fewer frames than a valid cached stream holds is served from that stream's prefix,
 which equals the shorter stream exactly (random numbers are consumed in stream order). Files
-are written atomically (temporary file, then ``os.replace``) and read with
+are written atomically (:func:`pcnn_explore.atomic.atomic_write`) and read with
 ``np.load(allow_pickle=False)``.
 """
 from __future__ import annotations
@@ -40,12 +40,12 @@ import hashlib
 import json
 import os
 import re
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from pcnn_explore.atomic import atomic_write
 from pcnn_explore.frames import DENSITY_HEIGHT, DENSITY_LEVELS, DENSITY_WIDTH, to_density_frame
 
 __all__ = ["FrameStream", "POLICIES", "BIASED_CONCENTRATION", "load_stream", "generate_stream",
@@ -165,16 +165,32 @@ def stream_settings(game: str, n_frames: int, seed: int = 0, policy: str = "rand
 
 
 def frames_fingerprint() -> str:
-    """A short hash of what :func:`to_density_frame` makes of two fixed test images (random
-    noise, and a smooth ramp crossing every grey-level boundary). Stored with each stream, so a
-    change to the frame conversion invalidates every cached stream."""
+    """A short hash of what :func:`to_density_frame` makes of three fixed test images (random
+    noise; a smooth ramp crossing every grey-level boundary; bands of uniform greys and colours
+    whose luma lies exactly on, just below and just above each bin edge, each band exactly one
+    output row high). Stored with each stream, so a change to the frame conversion, including one
+    that moves only values on a bin edge, invalidates every cached stream."""
     rng = np.random.default_rng(0)
     noise = rng.integers(0, 256, size=(210, 160, 3), dtype=np.uint8)
     ramp = np.broadcast_to(np.linspace(0, 255, 160).round().astype(np.uint8)[None, :, None], (210, 160, 3))
     digest = hashlib.sha1()
-    for image in (noise, np.ascontiguousarray(ramp)):
+    for image in (noise, np.ascontiguousarray(ramp), _bin_edge_image()):
         digest.update(to_density_frame(image, DENSITY_HEIGHT, DENSITY_WIDTH, DENSITY_LEVELS).tobytes())
     return digest.hexdigest()[:12]
+
+
+def _bin_edge_image() -> np.ndarray:
+    """(210, 160, 3) uint8: 42 bands of 5 rows (one output row each at 42x42), each one colour:
+    greys 32 k - 1, 32 k, 32 k + 1 for k = 0..7, then colours whose luma
+    (299 R + 587 G + 114 B) / 1000 is exactly a multiple of 32, then white."""
+    greys = [min(max(32 * k + d, 0), 255) for k in range(8) for d in (-1, 0, 1)]
+    colours = [(g, g, g) for g in greys]
+    # luma exactly 32 k for k = 1..7 (each of these fell one level low in float64 arithmetic, but 3 and 6)
+    colours += [(2, 50, 18), (73, 15, 12), (4, 100, 36), (16, 70, 159), (8, 200, 72), (9, 169, 229),
+                (3, 239, 165), (21, 251, 56), (179, 251, 203), (190, 252, 169)]
+    colours += [(255, 255, 255)] * (42 - len(colours))
+    bands = np.repeat(np.array(colours, np.uint8), 5, axis=0)  # (210, 3)
+    return np.ascontiguousarray(np.broadcast_to(bands[:, None, :], (210, 160, 3)))
 
 
 def default_cache_dir() -> Path:
@@ -262,15 +278,9 @@ _ARRAYS = ("frames", "episode_starts", "actions", "rewards", "phases", "action_p
 
 def _save(stream: FrameStream, path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            np.savez_compressed(f, settings=np.array(json.dumps(stream.settings, sort_keys=True)),
-                                **{k: getattr(stream, k) for k in _ARRAYS})
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with atomic_write(path) as f:
+        np.savez_compressed(f, settings=np.array(json.dumps(stream.settings, sort_keys=True)),
+                            **{k: getattr(stream, k) for k in _ARRAYS})
 
 
 def _load_valid(path: Path, settings: dict[str, Any]) -> FrameStream | None:

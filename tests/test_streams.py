@@ -191,3 +191,51 @@ def test_a_changed_frame_conversion_regenerates_the_cache(monkeypatch, tmp_path)
     assert not again.from_cache
     assert again.settings["frames"] != first.settings["frames"]
     np.testing.assert_array_equal(again.frames, np.minimum(first.frames + 1, 7))
+
+
+#: frames_fingerprint() of the float conversion that put uniform greys 32, 64, ... one level low
+OLD_FLOAT_FINGERPRINT = "63e80bfd6e0e"
+
+
+def test_the_fingerprint_sees_bin_edge_errors(monkeypatch):
+    # the old float pipeline differs from the exact one only on bin edges: the fingerprint must notice
+    from pcnn_explore.frames import area_resize, greyscale, quantise
+
+    exact = streams.frames_fingerprint()
+    monkeypatch.setattr(streams, "to_density_frame",
+                        lambda x, h, w, levels: quantise(area_resize(greyscale(x), h, w), levels))
+    assert streams.frames_fingerprint() != exact
+
+
+def test_a_stream_cached_with_the_old_fingerprint_is_regenerated(monkeypatch, tmp_path):
+    import gymnasium
+
+    monkeypatch.setattr(gymnasium, "make", lambda *a, **k: _EpisodicFakeEnv())
+    first = load_stream("Freeway", 7, seed=5, cache_dir=tmp_path)
+    assert first.settings["frames"] != OLD_FLOAT_FINGERPRINT
+    # rewrite the cached file as the float conversion would have: its fingerprint and a frame one level low
+    old = dict(first.settings, frames=OLD_FLOAT_FINGERPRINT)
+    frames = first.frames.copy()
+    frames[1] -= 1
+    streams._save(streams.FrameStream(frames=frames, episode_starts=first.episode_starts, actions=first.actions,
+                                      rewards=first.rewards, phases=first.phases, action_probs=first.action_probs,
+                                      settings=old), first.path)
+    again = load_stream("Freeway", 7, seed=5, cache_dir=tmp_path)
+    assert not again.from_cache
+    np.testing.assert_array_equal(again.frames, first.frames)
+    assert load_stream("Freeway", 7, seed=5, cache_dir=tmp_path).from_cache  # rewritten with the new fingerprint
+
+
+def test_cache_files_get_the_mode_of_a_plain_file(monkeypatch, tmp_path):
+    import os
+
+    import gymnasium
+
+    monkeypatch.setattr(gymnasium, "make", lambda *a, **k: _EpisodicFakeEnv())
+    old = os.umask(0o022)
+    try:
+        s = load_stream("Freeway", 7, seed=5, cache_dir=tmp_path)
+    finally:
+        os.umask(old)
+    assert s.path.stat().st_mode & 0o777 == 0o644
+    assert sorted(p.name for p in s.path.parent.iterdir()) == [s.path.name]  # no temp file left
