@@ -4,11 +4,12 @@ from __future__ import annotations
 import json
 import math
 import os
-import tempfile
 from pathlib import Path
 from typing import Any, Mapping
 
 import numpy as np
+
+from pcnn_explore.atomic import write_text_atomic
 
 
 def _plain(value: Any) -> Any:
@@ -27,7 +28,8 @@ def _plain(value: Any) -> Any:
 
 
 def write_metrics(output_dir: str | os.PathLike, metrics: Mapping[str, Any]) -> Path:
-    """Write ``output_dir/metrics.json`` atomically and return its path.
+    """Write ``output_dir/metrics.json`` atomically (:func:`pcnn_explore.atomic.write_text_atomic`,
+    mode ``0666 & ~umask`` like every other output) and return its path.
 
     Non-finite floats become ``null``; numpy values become plain Python values.
     """
@@ -35,11 +37,7 @@ def write_metrics(output_dir: str | os.PathLike, metrics: Mapping[str, Any]) -> 
     out.mkdir(parents=True, exist_ok=True)
     path = out / "metrics.json"
     text = json.dumps(_plain(metrics), indent=2, sort_keys=True, allow_nan=False)
-    fd, tmp = tempfile.mkstemp(dir=out, prefix=".metrics.", suffix=".tmp")
-    with os.fdopen(fd, "w") as f:
-        f.write(text + "\n")
-    os.replace(tmp, path)
-    return path
+    return write_text_atomic(path, text + "\n")
 
 
 def read_metrics(output_dir: str | os.PathLike) -> dict[str, Any]:
