@@ -1,0 +1,294 @@
+"""Recording: play episode(s) while a density model trains online on every state.
+
+Policies: uniform random, a scripted action sequence (:data:`SCRIPTS`, then random) or a trained
+agent's checkpoint (``pcnn_explore.train.load_policy``). See :func:`record_episode`.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+import pcnn_explore
+from pcnn_explore.record.episode import BONUS_FIELDS, FIELDS, FORMAT_VERSION, Episode
+
+__all__ = ["DENSITY_MODELS", "MONTEZUMA_SCRIPT", "SCRIPTS", "ScriptedPolicy", "record_episode"]
+
+DENSITY_MODELS = ("pixelcnn", "cts", "convcts")
+MONTEZUMA_ROOM_RAM = 3  # RAM address of the current room in Montezuma's Revenge
+
+# ----------------------------------------------------------------------------------------------
+# Scripted policies
+# ----------------------------------------------------------------------------------------------
+_MZ = {"NOOP": 0, "FIRE": 1, "UP": 2, "RIGHT": 3, "LEFT": 4, "DOWN": 5, "RIGHTFIRE": 11, "LEFTFIRE": 12}
+
+#: Montezuma's Revenge, first room: down the ladder, rope, right ladder, jump the skull, key (+100),
+#: back up, right door (+300), room 2, then back to room 1 and into room 2 again (three room
+#: changes in all). Open-loop (action, repeat) pairs in agent steps of 4 emulator frames; they
+#: need deterministic dynamics (no sticky actions, no random no-ops at reset). Found by trial,
+#: reading the player's position from RAM (x: address 42, y: address 43).
+MONTEZUMA_SCRIPT: tuple[tuple[str, int], ...] = (
+    ("NOOP", 1), ("DOWN", 9), ("RIGHT", 13), ("RIGHTFIRE", 1), ("NOOP", 3), ("DOWN", 3),  # onto the rope
+    ("RIGHTFIRE", 1), ("NOOP", 12), ("RIGHT", 1), ("DOWN", 9),  # right platform, down the ladder
+    ("LEFT", 10), ("LEFTFIRE", 1), ("NOOP", 6), ("LEFT", 14),  # jump over the skull
+    ("UP", 9), ("LEFT", 1), ("FIRE", 1), ("NOOP", 15),  # left ladder, jump for the key
+    ("RIGHT", 1), ("DOWN", 9), ("RIGHT", 8), ("RIGHTFIRE", 1), ("NOOP", 6), ("RIGHT", 16),  # back
+    ("UP", 9), ("LEFT", 1), ("LEFTFIRE", 1), ("NOOP", 12), ("LEFTFIRE", 1), ("NOOP", 7),  # rope
+    ("LEFT", 1), ("UP", 12),  # middle ladder, back where the episode started
+    ("RIGHT", 2), ("RIGHTFIRE", 1), ("NOOP", 8), ("RIGHT", 20),  # right door (+300), room 2
+    ("LEFT", 10), ("RIGHT", 14),  # back into room 1 and out again
+)
+
+#: env id -> the script run by ``--policy scripted``.
+SCRIPTS: dict[str, tuple[tuple[str, int], ...]] = {"ALE/MontezumaRevenge-v5": MONTEZUMA_SCRIPT}
+
+
+class ScriptedPolicy:
+    """Plays a fixed action script from each episode start, then uniformly random actions.
+
+    ``script`` is a sequence of (action name, repeat) pairs; names are Montezuma's Revenge
+    action names (NOOP, FIRE, UP, RIGHT, LEFT, DOWN, RIGHTFIRE, LEFTFIRE).
+    """
+
+    def __init__(self, script, n_actions: int, rng: np.random.Generator):
+        self.actions = np.array([_MZ[name] for name, repeat in script for _ in range(repeat)], np.int64)
+        self.n_actions, self.rng = int(n_actions), rng
+        self.t = 0
+
+    def reset(self) -> None:
+        self.t = 0
+
+    def __call__(self, obs: np.ndarray) -> int:
+        t, self.t = self.t, self.t + 1
+        if t < len(self.actions):
+            return int(self.actions[t])
+        return int(self.rng.integers(self.n_actions))
+
+
+class _RandomPolicy:
+    def __init__(self, n_actions: int, rng: np.random.Generator):
+        self.n_actions, self.rng = int(n_actions), rng
+
+    def reset(self) -> None:
+        pass
+
+    def __call__(self, obs: np.ndarray) -> int:
+        return int(self.rng.integers(self.n_actions))
+
+
+class _CheckpointPolicy:
+    def __init__(self, fn: Callable[[np.ndarray], int]):
+        self.fn = fn
+
+    def reset(self) -> None:
+        pass
+
+    def __call__(self, obs: np.ndarray) -> int:
+        return int(self.fn(obs))
+
+
+# ----------------------------------------------------------------------------------------------
+# Recording
+# ----------------------------------------------------------------------------------------------
+def _check_settings(env_id, policy, density, warmup_frames, seed, max_steps, n_episodes, pg_scale,
+                    sticky_actions) -> None:
+    from pcnn_explore.envs import check_env_id
+
+    check_env_id(env_id)
+    if density not in DENSITY_MODELS:
+        raise ValueError(f"unknown density model {density!r}: choose one of {', '.join(DENSITY_MODELS)}")
+    for name, value, lo in (("warmup_frames", warmup_frames, 0), ("seed", seed, 0),
+                            ("max_steps", max_steps, 1), ("n_episodes", n_episodes, 1)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < lo:
+            raise ValueError(f"{name} must be an integer >= {lo}, got {value!r}")
+    if not (isinstance(pg_scale, (int, float)) and np.isfinite(pg_scale) and pg_scale > 0):
+        raise ValueError(f"pg_scale must be a positive number, got {pg_scale!r}")
+    if not isinstance(policy, (str, os.PathLike)):
+        raise TypeError(f"policy must be 'random', 'scripted' or a checkpoint path, got {type(policy).__name__}")
+    policy = str(policy)
+    if policy == "scripted":
+        if env_id not in SCRIPTS:
+            raise ValueError(f"no scripted policy for {env_id!r}; scripts exist for {', '.join(SCRIPTS)}; "
+                             "use --policy random or a checkpoint")
+        if sticky_actions not in (None, 0, 0.0):
+            raise ValueError("the scripted policy is an open-loop action script and needs sticky_actions=0")
+    elif policy != "random" and not Path(policy).exists():
+        raise ValueError(f"policy {policy!r} is neither 'random', 'scripted' nor an existing checkpoint "
+                         "(a training run's checkpoint file or output directory)")
+
+
+def _load_checkpoint_policy(path: str, env_id: str, seed: int):
+    """``pcnn_explore.train.load_policy``, checked against ``env_id``."""
+    try:
+        from pcnn_explore.train import load_policy
+    except ImportError as e:  # pragma: no cover - the train module ships with the package
+        raise ValueError(f"checkpoint policies need pcnn_explore.train.load_policy ({e})") from None
+    ckpt_env, fn = load_policy(path, epsilon=0.0, seed=seed)
+    if ckpt_env != env_id:
+        raise ValueError(f"checkpoint {path} was trained on {ckpt_env!r}, not {env_id!r}; pass --env {ckpt_env}")
+    return fn
+
+
+def _make_env_and_policy(policy: str, env_id: str, env_seed: int, rng: np.random.Generator,
+                         sticky: float, checkpoint_fn=None):
+    """The environment (``info["rgb"]`` and ``info["density_frame"]`` on every step) and the policy.
+
+    Atari: no random no-ops at reset, so the seed fixes the episode. A checkpoint policy gets the
+    environment it was trained on (its frame stack, sticky actions, ...).
+    """
+    from pcnn_explore.envs import is_atari, make_env
+
+    kwargs: dict[str, Any] = {}
+    if checkpoint_fn is not None and hasattr(checkpoint_fn, "env_kwargs"):
+        kwargs.update(checkpoint_fn.env_kwargs)
+    if is_atari(env_id):
+        kwargs.update(noop_max=0)
+        if checkpoint_fn is None or not hasattr(checkpoint_fn, "env_kwargs"):
+            kwargs.update(sticky_actions=sticky)
+    env = make_env(env_id, env_seed, keep_rgb=True, **kwargs)
+    n_actions = env.action_space.n
+    if policy == "random":
+        return env, _RandomPolicy(n_actions, rng)
+    if policy == "scripted":
+        return env, ScriptedPolicy(SCRIPTS[env_id], n_actions, rng)
+    return env, _CheckpointPolicy(checkpoint_fn)
+
+
+def _room(env) -> int:
+    return int(env.unwrapped.ale.getRAM()[MONTEZUMA_ROOM_RAM])
+
+
+def record_episode(
+    env_id: str,
+    policy: str | os.PathLike = "random",
+    density: str = "pixelcnn",
+    warmup_frames: int = 0,
+    seed: int = 0,
+    *,
+    max_steps: int = 2000,
+    n_episodes: int = 1,
+    pg_scale: float = 0.1,
+    pg_schedule: str = "inverse_sqrt",
+    sticky_actions: float | None = None,
+    device: str = "cpu",
+    progress: bool = False,
+) -> Episode:
+    """Play ``n_episodes`` episode(s) of ``env_id`` (at most ``max_steps`` agent steps in all) with
+    ``policy`` while a ``density`` model trains online on every state; return the :class:`Episode`.
+
+    ``policy``: "random" (uniform), "scripted" (the action script in :data:`SCRIPTS`, then
+    random), or the path of an agent checkpoint (``pcnn_explore.train.load_policy``).
+    ``warmup_frames``: frames (agent steps) the model trains on first, from separate episodes
+    of the same env and policy. ``sticky_actions``: probability of repeating the previous action
+    per emulator frame; None means 0.25 (the ALE v5 default) except 0 for the scripted policy.
+    Random no-ops at reset are off so that a seed fixes the episode. Bonus settings
+    (``pg_scale`` c, ``pg_schedule``) are those of :class:`pcnn_explore.bonus.PseudoCountBonus`.
+    """
+    _check_settings(env_id, policy, density, warmup_frames, seed, max_steps, n_episodes, pg_scale,
+                    sticky_actions)
+    return _record(env_id, str(policy), density, int(warmup_frames), int(seed), int(max_steps), int(n_episodes),
+                   float(pg_scale), pg_schedule, sticky_actions, device, progress)
+
+
+def _record(env_id, policy, density, warmup_frames, seed, max_steps, n_episodes, pg_scale, pg_schedule,
+            sticky_actions, device, progress) -> Episode:
+    from pcnn_explore.bonus import SCHEDULES, PseudoCountBonus
+    from pcnn_explore.density import make_density
+
+    if pg_schedule not in SCHEDULES:
+        raise ValueError(f"unknown pg_schedule {pg_schedule!r}: choose one of {', '.join(SCHEDULES)}")
+    policy = str(policy)
+    sticky = (0.0 if policy == "scripted" else 0.25) if sticky_actions is None else float(sticky_actions)
+    checkpoint_fn = None
+    if policy not in ("random", "scripted"):
+        checkpoint_fn = _load_checkpoint_policy(policy, env_id, int(seed))
+        sticky = float(getattr(checkpoint_fn, "env_kwargs", {}).get("sticky_actions", sticky))
+    model_kwargs = {"device": device, "seed": int(seed)} if density == "pixelcnn" else {}
+    model = make_density(density, **model_kwargs)
+    bonus = PseudoCountBonus(model, scale=float(pg_scale), schedule=pg_schedule)
+    is_montezuma = env_id == "ALE/MontezumaRevenge-v5"
+    atari = env_id.startswith("ALE/")
+
+    # Warm-up: the model trains on frames from separate episodes (environment seed + 1).
+    if warmup_frames:
+        env, pol = _make_env_and_policy(policy, env_id, int(seed) + 1, np.random.default_rng([int(seed), 1]),
+                                        sticky, checkpoint_fn)
+        done, steps_in_episode = True, 0
+        for _ in _progress(range(warmup_frames), progress, "warm-up"):
+            if done:
+                obs, info = env.reset()
+                pol.reset()
+                steps_in_episode = 0
+            bonus.step(info["density_frame"])
+            obs, _, terminated, truncated, info = env.step(pol(obs))
+            steps_in_episode += 1
+            done = terminated or truncated or steps_in_episode >= max_steps
+        env.close()
+
+    env, pol = _make_env_and_policy(policy, env_id, int(seed), np.random.default_rng([int(seed), 0]),
+                                    sticky, checkpoint_fn)
+    rows: dict[str, list] = {name: [] for name in FIELDS}
+    done, episodes_done = True, 0
+    bar = _progress(range(max_steps), progress, "episode")
+    for _ in bar:
+        if done:
+            if episodes_done == n_episodes:
+                break
+            obs, info = env.reset()
+            pol.reset()
+            episodes_done += 1
+            start = True
+        frame = info["density_frame"]
+        rows["rgb"].append(info["rgb"])
+        rows["density"].append(frame)
+        rows["room"].append(_room(env) if is_montezuma else -1)
+        rows["episode_start"].append(start)
+        rows["surprise"].append((-model.pixel_log_prob(frame[None])[0]).astype(np.float16))
+        record = bonus.step(frame)
+        for name in BONUS_FIELDS:
+            rows[name].append(getattr(record, name))
+        lives = info.get("lives")
+        action = pol(obs)
+        obs, reward, terminated, truncated, info = env.step(action)
+        rows["actions"].append(action)
+        rows["rewards"].append(reward)
+        rows["life_loss"].append(lives is not None and info.get("lives", lives) < lives)
+        done, start = terminated or truncated, False
+    env.close()
+
+    arrays = {name: np.asarray(values, dtype=FIELDS[name][0]) for name, values in rows.items()}
+    metadata = {
+        "format_version": FORMAT_VERSION,
+        "package_version": pcnn_explore.__version__,
+        "env_id": env_id,
+        "density_model": density,
+        "model": repr(model),
+        "height": int(frame.shape[0]),
+        "width": int(frame.shape[1]),
+        "levels": 8,
+        "settings": {
+            "policy": policy if policy in ("random", "scripted") else f"checkpoint:{Path(policy).name}",
+            "warmup_frames": int(warmup_frames),
+            "seed": int(seed),
+            "max_steps": int(max_steps),
+            "n_episodes": int(n_episodes),
+            "pg_scale": float(pg_scale),
+            "pg_schedule": pg_schedule,
+            "sticky_actions": sticky if atari else None,
+            "noop_max": 0 if atari else None,
+            "frame_skip": 4 if atari else None,
+            "scored_frame": "state",
+            "warmup_env_seed": int(seed) + 1,
+        },
+    }
+    return Episode(**arrays, metadata=metadata)
+
+
+def _progress(iterable, enabled: bool, desc: str):
+    if not enabled:
+        return iterable
+    from tqdm.auto import tqdm
+
+    return tqdm(iterable, desc=desc, leave=False)
