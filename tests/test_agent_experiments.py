@@ -322,3 +322,81 @@ def test_training_curve_figure_is_labelled():
     assert isinstance(plot_paper_scores(dqn_bonus.load_paper_table()), Figure)
     with pytest.raises(ValueError):
         plot_training_curves({})
+
+
+# ------------------------------------------------------------------------------ variant names
+from pcnn_explore import density  # noqa: E402
+from pcnn_explore.experiments import agent_curves, agent_runs, agent_variants  # noqa: E402
+from pcnn_explore.experiments.agent_variants import (  # noqa: E402
+    VARIANTS,
+    variant_colour,
+    variant_label,
+    variant_overrides,
+)
+
+
+@pytest.mark.parametrize("name, fields, label", [
+    ("dqn", dict(bonus="none", mmc_beta=0.0), "DQN"),
+    ("dqn_mmc", dict(bonus="none", mmc_beta=0.1), "DQN + MMC"),
+    ("cts_mmc", dict(bonus="cts", mmc_beta=0.1), "DQN-CTS"),
+    ("pixelcnn", dict(bonus="pixelcnn", mmc_beta=0.0), "DQN-PixelCNN without MMC"),
+    ("pixelcnn_mmc", dict(bonus="pixelcnn", mmc_beta=0.1), "DQN-PixelCNN"),
+    ("convcts_mmc", dict(bonus="convcts", mmc_beta=0.1), "DQN-ConvCTS"),
+    ("pixelcnn_mmc_intrinsic", dict(bonus="pixelcnn", mmc_beta=0.1, intrinsic_only=True),
+     "DQN-PixelCNN, intrinsic reward only"),
+    ("cts_intrinsic", dict(bonus="cts", mmc_beta=0.0, intrinsic_only=True), "DQN-CTS without MMC, intrinsic reward only"),
+])
+def test_variant_names_parse_by_the_rule(name, fields, label):
+    assert variant_overrides(name) == fields
+    assert variant_label(name) == label
+    assert VARIANTS[name] == fields and agent_runs.LABELS[name] == label
+
+
+@pytest.mark.parametrize("name", ["ppo", "dqn_intrinsic", "dqn_mmc_intrinsic", "empirical_mmc", "pixelcnn_intrinsic_mmc",
+                                  "mmc", "", "PixelCNN_mmc", "pixelcnn_mmc_mmc", "cts-mmc"])
+def test_bad_variant_names_are_rejected_naming_the_choices(name):
+    with pytest.raises(ValueError, match=f"unknown variant {name!r}") as e:
+        variant_overrides(name)
+    assert "choose one of dqn, dqn_mmc, pixelcnn, pixelcnn_mmc," in str(e.value)
+    assert all(v in str(e.value) for v in VARIANTS)
+    with pytest.raises(ValueError, match="unknown variant"):
+        variant_label(name)
+    with pytest.raises(TypeError, match="string"):
+        variant_overrides(None)
+
+
+def test_intrinsic_without_a_bonus_says_why():
+    with pytest.raises(ValueError, match="'_intrinsic' needs a bonus"):
+        variant_overrides("dqn_intrinsic")
+
+
+def test_variants_come_from_the_density_registry(monkeypatch):
+    bases = {"dqn"} | set(density.BONUS_MODELS)
+    assert {n.split("_")[0] for n in VARIANTS} == bases  # no variant of a model agents cannot use
+    for model in density.BONUS_MODELS:
+        assert {f"{model}", f"{model}_mmc", f"{model}_intrinsic", f"{model}_mmc_intrinsic"} <= set(VARIANTS)
+        assert variant_label(f"{model}_mmc") == f"DQN-{density.label(model)}"
+        assert variant_colour(f"{model}_mmc") == density.colour(model)
+    assert variant_colour("dqn_mmc") is None
+    # a model added to the registry has its variants with no change here
+    toy = density.DensitySpec("toy", density.CTSDensity, "Toy", "tab:red")
+    monkeypatch.setitem(density.REGISTRY, "toy", toy)
+    monkeypatch.setattr(density, "BONUS_MODELS", density.BONUS_MODELS + ("toy",))
+    assert variant_overrides("toy_mmc") == dict(bonus="toy", mmc_beta=0.1)
+    assert variant_label("toy") == "DQN-Toy without MMC" and variant_colour("toy_mmc") == "tab:red"
+
+
+def test_run_specs_use_the_rule():
+    spec = RunSpec("pixelcnn_mmc_intrinsic", "MiniGrid-Serpentine-7x7-v0", 0, 10, "smoke", "/nonexistent")
+    assert spec.config_fields() == dict(bonus="pixelcnn", mmc_beta=0.1, intrinsic_only=True)
+    assert spec.display == "DQN-PixelCNN, intrinsic reward only"
+    with pytest.raises(ValueError, match="unknown variant 'dqn_intrinsic'"):
+        agent_runs.run_specs([dataclasses.replace(spec, variant="dqn_intrinsic")])
+
+
+def test_agent_runs_still_names_the_moved_parts():
+    for name in ("binned_returns", "curves_by_variant", "summarise_runs", "final_success_rate", "AgentExperimentResults"):
+        assert getattr(agent_runs, name) is getattr(agent_curves, name)
+    assert agent_runs.VARIANTS is agent_variants.VARIANTS and agent_runs.variant_label is variant_label
+    assert set(agent_runs.__all__) <= set(dir(agent_runs))
+

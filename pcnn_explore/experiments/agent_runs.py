@@ -1,9 +1,11 @@
 """Run agent variants x seeds: one training run per (variant, env, seed), in worker processes.
 
-Shared by the agent experiments (Fig. 5, 11, 12, 13 of the paper). Each run is one call of
+Shared by the agent experiments (Fig. 5, 11, 12, 13 of the paper; their table is
+:mod:`pcnn_explore.experiments.agent_figures`). Each run is one call of
 :func:`pcnn_explore.train.train` in its own output folder; runs go to worker processes
 (``workers`` of them, each with one torch thread), so a study notebook's seeds share 2 cores.
-The runs' logs become curves and summaries in :mod:`pcnn_explore.experiments.agent_curves`
+Variants are named by the rule of :mod:`pcnn_explore.experiments.agent_variants`. The runs'
+logs become curves and summaries in :mod:`pcnn_explore.experiments.agent_curves`
 (whose names are importable from here too).
 
 Units: ``step`` is counted in agent steps (one action; on Atari one agent step is 4 emulator
@@ -27,11 +29,14 @@ from pcnn_explore.experiments.agent_curves import (
     final_success_rate,
     summarise_runs,
 )
+from pcnn_explore.experiments.agent_variants import LABELS, VARIANTS, check_variant, variant_label, variant_overrides
 from pcnn_explore.profiles import ExperimentSettings
 
 __all__ = [
     "VARIANTS",
     "LABELS",
+    "variant_overrides",
+    "variant_label",
     "RunSpec",
     "RunResult",
     "run_one",
@@ -53,30 +58,10 @@ __all__ = [
     "PAPER_AGENT_STEPS",
 ]
 
-#: variant name -> TrainConfig fields. MMC beta 0.1 as in the paper; "none" = no bonus.
-VARIANTS: dict[str, dict[str, Any]] = {
-    "dqn": dict(bonus="none", mmc_beta=0.0),
-    "dqn_mmc": dict(bonus="none", mmc_beta=0.1),
-    "pixelcnn": dict(bonus="pixelcnn", mmc_beta=0.0),
-    "pixelcnn_mmc": dict(bonus="pixelcnn", mmc_beta=0.1),
-    "cts_mmc": dict(bonus="cts", mmc_beta=0.1),
-    "convcts_mmc": dict(bonus="convcts", mmc_beta=0.1),
-}
-
-#: the paper's names for the variants (DQN-PixelCNN and DQN-CTS use MMC unless said otherwise)
-LABELS: dict[str, str] = {
-    "dqn": "DQN",
-    "dqn_mmc": "DQN + MMC",
-    "pixelcnn": "DQN-PixelCNN without MMC",
-    "pixelcnn_mmc": "DQN-PixelCNN",
-    "cts_mmc": "DQN-CTS",
-    "convcts_mmc": "DQN-ConvCTS",
-}
-
 
 @dataclasses.dataclass(frozen=True)
 class RunSpec:
-    """One training run: a variant of :data:`VARIANTS` plus overrides, on one env and seed."""
+    """One training run: a variant (see :func:`variant_overrides`) plus overrides, on one env and seed."""
 
     variant: str
     env: str
@@ -84,7 +69,7 @@ class RunSpec:
     steps: int
     profile: str
     out_dir: str
-    overrides: tuple[tuple[str, Any], ...] = ()  # extra TrainConfig fields (pg_scale, intrinsic_only)
+    overrides: tuple[tuple[str, Any], ...] = ()  # extra TrainConfig fields (pg_scale, epsilon_decay_steps, ...)
     name: str = ""  # short key for metrics ("dqn", "c10", ...); default: the variant
     label: str = ""  # legend text; default: the paper's name of the variant
 
@@ -94,10 +79,10 @@ class RunSpec:
 
     @property
     def display(self) -> str:
-        return self.label or LABELS[self.variant]
+        return self.label or variant_label(self.variant)
 
     def config_fields(self) -> dict[str, Any]:
-        return {**VARIANTS[self.variant], **dict(self.overrides)}
+        return {**variant_overrides(self.variant), **dict(self.overrides)}
 
 
 @dataclasses.dataclass
@@ -126,8 +111,7 @@ class RunResult:
 
 
 def _check_spec(spec: RunSpec) -> None:
-    if spec.variant not in VARIANTS:
-        raise ValueError(f"unknown variant {spec.variant!r}: choose one of {', '.join(VARIANTS)}")
+    check_variant(spec.variant)
     if isinstance(spec.steps, bool) or not isinstance(spec.steps, (int, np.integer)) or spec.steps < 1:
         raise ValueError(f"steps must be a positive number of agent steps, got {spec.steps!r}")
     if isinstance(spec.seed, bool) or not isinstance(spec.seed, (int, np.integer)) or spec.seed < 0:
@@ -263,7 +247,7 @@ def run_grid(
 
 
 # ---------------------------------------------------------------------------------------------
-# Settings shared by the four agent experiments
+# Settings shared by the four agent experiments (their table: agent_figures)
 
 #: the CPU-scale task of the study notebooks (benchmarks/task_search.py, data/task_search.json):
 #: a 20-step winding corridor that a random policy ends in 5% of its 196-step episodes. The
@@ -363,8 +347,7 @@ def make_specs(settings: AgentSettings, out_root: str | os.PathLike,
     for env in settings.envs:
         env_dir = env.replace("/", "_")
         for variant, key, overrides, label in variants:
-            if variant not in VARIANTS:
-                raise ValueError(f"unknown variant {variant!r}: choose one of {', '.join(VARIANTS)}")
+            check_variant(variant)
             fields = {**dict(settings.train_overrides), **overrides}
             for s in settings.seeds:
                 specs.append(RunSpec(variant, env, int(s), int(settings.steps), settings.profile,
