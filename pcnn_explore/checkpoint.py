@@ -59,5 +59,7 @@ def load(path: str | os.PathLike, map_location: str | torch.device | None = "cpu
     try:
         obj = torch.load(path, map_location=map_location, weights_only=True)
     except Exception as exc:  # corrupt, truncated, or not a torch file
-        raise ValueError(f"cannot read checkpoint {path}: {exc}") from exc
+        # torch's own text may advise weights_only=False, which would unpickle arbitrary code: never pass it on
+        raise ValueError(f"cannot read {path}: not a file saved by pcnn-explore, or truncated or corrupt "
+                         f"({type(exc).__name__})") from None
     return _decode(obj)

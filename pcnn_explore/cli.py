@@ -15,16 +15,23 @@ import sys
 
 #: sub-command -> (module, one-line help)
 COMMANDS = {
-    "train": ("pcnn_explore.train", "train a DQN agent, with or without the pseudo-count bonus"),
+    "train": ("pcnn_explore.run.cli", "train a DQN agent, with or without the pseudo-count bonus"),
     "record": ("pcnn_explore.record", "record one episode while a density model trains online"),
     "reproduce": ("pcnn_explore.reproduce", "execute the experiment notebooks headlessly"),
 }
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """An ArgumentParser whose errors are one line on stderr (no usage block) and exit status 2."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    parser = argparse.ArgumentParser(prog="pcnn-explore", description=__doc__.splitlines()[0])
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    parser = OneLineParser(prog="pcnn-explore", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=OneLineParser)
     for name, (module, help_text) in COMMANDS.items():
         p = sub.add_parser(name, help=help_text, description=help_text)
         p.set_defaults(_module=module)

@@ -178,8 +178,11 @@ def test_resume_drops_log_rows_written_after_the_checkpoint(tmp_path):
     # a crash after the checkpoint leaves rows the checkpoint does not know about
     path.write_text(clean + "170,99,0.5,20,1,0,0,nan,0.1,0.1,1.0\n")
     assert read_log(cfg.out_dir)["step"][-1] == 170
-    result = train(smoke(tmp_path, steps=150), resume=True, progress=False)
-    assert result.steps == 150 and path.read_text() == clean
+    result = train(smoke(tmp_path, steps=200), resume=True, progress=False)
+    assert result.steps == 200 and path.read_text().startswith(clean)
+    log = read_log(cfg.out_dir)
+    assert 99 not in log["episode"] and 170 not in log["step"]
+    check_log_covers_every_step(log, 200, budget_cuts=1)
 
 
 def test_resume_refuses_changed_settings_and_fresh_run_refuses_existing_dir(tmp_path):
@@ -252,7 +255,7 @@ def test_cli_refuses_existing_run_without_resume(tmp_path, capsys):
 def test_config_validation_names_the_setting():
     with pytest.raises(ValueError, match="unknown bonus 'hash'"):
         TrainConfig.preset("smoke", env=ENV, bonus="hash")
-    with pytest.raises(ValueError, match="steps must be an integer >= 1"):
+    with pytest.raises(ValueError, match="steps must be a positive integer"):
         TrainConfig.preset("smoke", env=ENV, steps=-1)
     with pytest.raises(ValueError, match="intrinsic_only=True needs a bonus"):
         TrainConfig.preset("smoke", env=ENV, intrinsic_only=True)

@@ -1,0 +1,110 @@
+"""``pcnn-explore train``: a flag for every :class:`TrainConfig` field, generated from the dataclass.
+
+Each field ``name`` becomes ``--name-with-dashes`` (plus the short aliases ``--mmc`` and ``--out``),
+typed and bounded by the same tables that validate the dataclass, with the comment after the field
+as its help. Unset flags take the profile's preset; a field whose None means "automatic" takes the
+word ``auto``; booleans take ``--flag`` / ``--no-flag``. Every error is one line on stderr and exit
+status 2, naming the flag, before anything is written.
+"""
+from __future__ import annotations
+
+import argparse
+import ast
+import dataclasses
+import inspect
+import sys
+import textwrap
+from dataclasses import fields
+from functools import lru_cache
+from pathlib import Path
+
+from pcnn_explore.checks import AUTO, FLAG_ALIASES, SettingError, arg_type, flag
+from pcnn_explore.run.config import INT_LOWS, NUMBER_RANGES, TrainConfig, choices
+
+__all__ = ["add_arguments", "run_cli", "field_help", "config_from_args"]
+
+_REQUIRED = ("env", "out_dir")
+_PROG = "pcnn-explore train"
+
+
+@lru_cache(maxsize=None)
+def field_help() -> dict[str, str]:
+    """TrainConfig field -> the comment that follows it in the source (its help text)."""
+    source = textwrap.dedent(inspect.getsource(TrainConfig))
+    lines = source.splitlines()
+    out = {}
+    for node in ast.parse(source).body[0].body:
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            line = lines[node.lineno - 1]
+            if "#" in line:
+                out[node.target.id] = line.split("#", 1)[1].strip()
+    return out
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Flags of ``pcnn-explore train``: one per TrainConfig field, plus --resume and --no-progress."""
+    helps, options = field_help(), choices()
+    for f in fields(TrainConfig):
+        names = [flag(f.name)] if f.name not in FLAG_ALIASES else [flag(f.name), "--" + f.name.replace("_", "-")]
+        auto = f.default is None
+        kw = dict(dest=f.name, default=None, help=helps.get(f.name, ""))
+        if f.name in options:
+            kw.update(choices=options[f.name])
+        elif f.type.startswith("bool"):
+            if auto:
+                kw.update(type=arg_type("bool", auto=True), metavar="true|false|auto")
+            else:
+                kw.update(action=argparse.BooleanOptionalAction)
+        elif f.name in INT_LOWS:
+            kw.update(type=arg_type("int", INT_LOWS[f.name], auto=auto), metavar="N|auto" if auto else "N")
+        elif f.name in NUMBER_RANGES:
+            kw.update(type=arg_type("float", *NUMBER_RANGES[f.name], auto=auto), metavar="X|auto" if auto else "X")
+        if f.name in _REQUIRED:
+            kw.update(required=True, metavar="DIR" if f.name == "out_dir" else "ID")
+        if f.name == "profile":
+            kw.update(default="study")
+        parser.add_argument(*names, **kw)
+    parser.add_argument("--resume", action="store_true", help="continue the run in --out from its checkpoint")
+    parser.add_argument("--no-progress", action="store_true", help="hide the settings and the progress bar")
+
+
+def config_from_args(args: argparse.Namespace) -> TrainConfig:
+    """The TrainConfig the parsed flags ask for: the profile's preset, then every flag given."""
+    values = {f.name: getattr(args, f.name) for f in fields(TrainConfig)}
+    profile = values.pop("profile")
+    autos = {name: None for name, v in values.items() if v == AUTO}
+    cfg = TrainConfig.preset(profile, **{k: v for k, v in values.items() if k not in autos})
+    return dataclasses.replace(cfg, **autos) if autos else cfg  # "auto" wins over the preset's value
+
+
+def _fail(message: str) -> int:
+    print(f"{_PROG}: error: {message}", file=sys.stderr)
+    return 2
+
+
+def run_cli(args: argparse.Namespace) -> int:
+    import torch
+
+    from pcnn_explore.run.loop import run_loop
+    from pcnn_explore.run.state import open_run
+
+    try:
+        cfg = config_from_args(args)
+        start = open_run(cfg, resume=args.resume)
+        if cfg.device.startswith("cuda") and not torch.cuda.is_available():
+            raise SettingError(f"{{device}} {cfg.device} requested but CUDA is not available: use --device cpu")
+        if not start.finished:
+            Path(cfg.out_dir).mkdir(parents=True, exist_ok=True)
+    except SettingError as e:
+        return _fail(e.for_cli())
+    except (ValueError, TypeError, OSError) as e:
+        return _fail(str(e))
+    if start.finished:
+        print(f"{cfg.out_dir}: already ran {start.step} agent steps (--steps {cfg.steps}): nothing to do")
+        return 0
+    result = run_loop(cfg, start, progress=not args.no_progress)
+    mean = ("no finished episode yet" if result.episodes == 0
+            else f"mean return (last 10% of episodes) {result.mean_return_last:.3f}")
+    print(f"{result.steps} agent steps, {result.episodes} episodes, {mean}, {result.steps_per_second:.0f} steps/s; "
+          f"logs in {result.out_dir}")
+    return 0

@@ -1,0 +1,151 @@
+"""Settings of a training run: :class:`TrainConfig`, its presets and its validation.
+
+Every field is a command-line flag of ``pcnn-explore train`` (see :mod:`pcnn_explore.run.cli`,
+which builds the parser from this dataclass: the comment after each field is its help text).
+Steps, periods and capacities are agent steps (Atari: one agent step = 4 emulator frames).
+"""
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass, fields
+from typing import Any, ClassVar
+
+from pcnn_explore.checks import SettingError, check_bool, check_choice, check_int, check_number
+from pcnn_explore.density import BONUS_MODELS
+from pcnn_explore.profiles import PROFILES, ExperimentSettings
+
+__all__ = ["TrainConfig", "BONUSES", "SCORED_FRAMES", "INT_LOWS", "NUMBER_RANGES", "choices", "RESUMABLE_CHANGES"]
+
+BONUSES = ("none", *BONUS_MODELS)
+SCORED_FRAMES = ("state", "next_state")
+
+#: integer settings -> lowest allowed value (None allowed where the field's default is None)
+INT_LOWS = {"steps": 1, "batch_size": 1, "train_every": 1, "target_update_every": 1, "log_every": 1,
+            "tile_size": 1, "seed": 0, "checkpoint_every": 0, "learning_starts": 0, "epsilon_decay_steps": 0,
+            "num_threads": 0, "replay_capacity": 16, "hidden": 1, "frame_stack": 1, "n_actions": 1}
+#: real-valued settings -> (low, high)
+NUMBER_RANGES = {"mmc_beta": (0.0, 1.0), "gamma": (0.0, 1.0), "epsilon_start": (0.0, 1.0),
+                 "epsilon_end": (0.0, 1.0), "sticky_actions": (0.0, 1.0), "pg_scale": (0.0, math.inf),
+                 "lr": (1e-12, math.inf), "density_lr": (1e-12, math.inf)}
+#: settings that may change between a run and its resumption (the rest must match the checkpoint)
+RESUMABLE_CHANGES = ("steps", "checkpoint_every", "device", "out_dir", "log_every", "tensorboard", "num_threads",
+                     "bonus_thread")
+
+
+def choices() -> dict[str, tuple[str, ...]]:
+    """Settings with a fixed set of values -> the values."""
+    from pcnn_explore.agents.dqn import OPTIMIZERS
+    from pcnn_explore.agents.replay import RUNNING_EPISODE_POLICIES
+    from pcnn_explore.bonus import SCHEDULES
+
+    return {"bonus": BONUSES, "pg_schedule": tuple(SCHEDULES), "scored_frame": SCORED_FRAMES,
+            "running_episode": tuple(RUNNING_EPISODE_POLICIES), "optimizer": tuple(OPTIMIZERS),
+            "network": ("auto", "nature", "small"), "view": ("full", "partial"), "profile": PROFILES}
+
+
+@dataclass
+class TrainConfig(ExperimentSettings):
+    """Every setting of a training run. Build with ``TrainConfig.preset(profile, **overrides)``.
+
+    Steps, periods and capacities are in agent steps (Atari: 4 emulator frames per agent step).
+    """
+
+    env: str = "MiniGrid-Empty-5x5-v0"  # ALE/<Game>-v5 or a MiniGrid-* id, e.g. ALE/MontezumaRevenge-v5
+    bonus: str = "none"  # density model of the pseudo-count bonus, or none
+    mmc_beta: float | None = None  # beta of the mixed Monte Carlo target; auto: 0.1 with a bonus, 0 without (the paper's)
+    pg_scale: float = 0.1  # c in r+ = (exp(c n^-1/2 PG+) - 1)^-1/2
+    pg_schedule: str = "inverse_sqrt"  # decay of c over density-model updates n
+    scored_frame: str = "state"  # the frame the density model scores: the state acted in (the paper's), or the next
+    intrinsic_only: bool = False  # learn from r+ alone (the extrinsic return is still logged)
+    double_q: bool = False  # double Q-learning (the paper: regular Q-learning)
+    running_episode: str = "paper"  # MC return of the running episode's transitions: 0 (paper) or sample finished episodes only
+    steps: int = 50_000  # agent steps to run in total (Atari: 4 frames each)
+    seed: int = 0  # seed of the env episodes, networks, density model and exploration
+    out_dir: str = "runs/train"  # output folder: log.csv, settings.json, tb/, checkpoint.pt, policy.pt
+    profile: str = "study"  # preset the unset settings come from
+    checkpoint_every: int | None = None  # agent steps between checkpoints, taken at the next episode end (0: at the end only; auto: a tenth of the run, within [10K, 1M])
+    device: str = "cpu"  # cpu | cuda | cuda:N | mps
+    # agent
+    network: str = "auto"  # Q-network: nature (Atari conv net), small (MLP), auto (by observation)
+    hidden: int | None = None  # hidden units of the small network (auto: its default)
+    optimizer: str = "adam"  # DQN optimiser: rmsprop (Nature DQN) or adam
+    lr: float = 2.5e-4  # DQN learning rate
+    gamma: float = 0.99  # discount factor
+    batch_size: int = 32  # transitions per gradient step
+    replay_capacity: int = 100_000  # transitions held in replay
+    learning_starts: int = 1_000  # agent steps before the first gradient step
+    train_every: int = 4  # agent steps per gradient step
+    target_update_every: int = 1_000  # agent steps between target-network copies
+    epsilon_start: float = 1.0  # exploration rate at step 0
+    epsilon_end: float = 0.05  # exploration rate after the decay
+    epsilon_decay_steps: int = 20_000  # agent steps of the linear epsilon decay
+    # environment (see pcnn_explore.envs.make_env)
+    sticky_actions: float = 0.25  # Atari: probability of repeating the previous action (paper preset: 0)
+    terminal_on_life_loss: bool = False  # Atari: end the episode when a life is lost
+    tile_size: int = 4  # MiniGrid: pixels per grid cell
+    view: str = "full"  # MiniGrid: the whole grid, or the agent's partial view
+    frame_stack: int | None = None  # frames per observation (auto: 4 on Atari, 1 on MiniGrid)
+    n_actions: int | None = None  # MiniGrid: keep only the first n actions (auto: all)
+    # density model
+    density_lr: float = 1e-3  # learning rate of the PixelCNN density model
+    # bookkeeping
+    log_every: int = 1_000  # agent steps between TensorBoard bonus, loss and speed scalars
+    tensorboard: bool = True  # write TensorBoard events to out_dir/tb
+    num_threads: int = 1  # torch CPU threads (1 is fastest for batch-1 steps on small CPUs; 0: torch's default)
+    bonus_thread: bool | None = None  # density update in a worker thread (same results); auto: on for CUDA
+
+    PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
+        "smoke": dict(steps=300, replay_capacity=2_000, learning_starts=100, target_update_every=100,
+                      epsilon_decay_steps=200, epsilon_end=0.1, hidden=64, lr=1e-3, log_every=50),
+        "study": dict(steps=50_000, replay_capacity=100_000, learning_starts=1_000, target_update_every=1_000,
+                      epsilon_decay_steps=20_000, epsilon_end=0.05, lr=2.5e-4, log_every=1_000),
+        # Nature DQN (Mnih et al. 2015): deterministic ALE (no sticky actions) with up to 30 no-op
+        # starts; 150M frames = 37.5M agent steps as in the paper's table.
+        "paper": dict(steps=37_500_000, replay_capacity=1_000_000, learning_starts=50_000,
+                      target_update_every=40_000, epsilon_decay_steps=1_000_000, epsilon_end=0.1,
+                      optimizer="rmsprop", lr=2.5e-4, log_every=10_000, checkpoint_every=1_000_000,
+                      sticky_actions=0.0),
+    }
+
+    def __post_init__(self) -> None:
+        if self.mmc_beta is None:
+            # The paper: intrinsically motivated agents use MMC (beta 0.1), the baseline DQN does not.
+            self.mmc_beta = 0.0 if self.bonus == "none" else 0.1
+        self.validate()
+
+    @property
+    def checkpoint_interval(self) -> int:
+        """Agent steps between checkpoints (0: at the end only); resolves ``checkpoint_every=None``."""
+        if self.checkpoint_every is not None:
+            return self.checkpoint_every
+        return min(1_000_000, max(10_000, self.steps // 10))
+
+    def validate(self) -> None:
+        """Raise :class:`SettingError` naming the bad setting and how to fix it (cheap: no env is built)."""
+        from pcnn_explore.envs import check_env_id
+
+        for name, options in choices().items():
+            check_choice(name, getattr(self, name), options)
+        try:
+            check_env_id(self.env)
+        except ValueError as e:
+            raise SettingError(str(e)) from None
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.name in INT_LOWS:
+                check_int(f.name, value, INT_LOWS[f.name], allow_none=f.default is None)
+            elif f.name in NUMBER_RANGES:
+                check_number(f.name, value, *NUMBER_RANGES[f.name])
+            elif f.type in ("bool", "bool | None"):
+                check_bool(f.name, value, allow_none=f.default is None)
+        if self.intrinsic_only and self.bonus == "none":
+            raise SettingError("{intrinsic_only} needs {bonus}",
+                               python={"intrinsic_only": "intrinsic_only=True", "bonus": "a bonus: set bonus to "
+                                       + " or ".join(BONUS_MODELS)},
+                               cli={"bonus": "--bonus " + "|".join(BONUS_MODELS)})
+        if not isinstance(self.device, str) or not (self.device == "cpu" or self.device.startswith("cuda")
+                                                     or self.device == "mps"):
+            raise SettingError(f"{{device}} must be 'cpu', 'cuda', 'cuda:N' or 'mps', got {self.device!r}")
+        if not isinstance(self.out_dir, (str, os.PathLike)) or not str(self.out_dir):
+            raise SettingError("{out_dir} must be a non-empty path")

@@ -1,0 +1,107 @@
+"""Per-episode and per-window statistics of a training run, for ``log.csv`` and TensorBoard.
+
+Intrinsic rewards are logged as learned from: r+ clipped to [0, 1] (the first steps' raw bonus can
+be astronomically large, since the PG at n = 1 is the whole frame's information).
+"""
+from __future__ import annotations
+
+import math
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+__all__ = ["EpisodeStats", "WindowStats", "tensorboard_writer", "crossed"]
+
+
+def crossed(before: int, after: int, every: int) -> bool:
+    """True when a multiple of ``every`` lies in (before, after]: a periodic event is due.
+
+    Periodic schedules (learning, target sync, logging, checkpoints) fire on threshold crossings,
+    which stays right when the step count advances by more than one at a time.
+    """
+    return every > 0 and after // every > before // every
+
+
+class EpisodeStats:
+    """Sums over the running episode: extrinsic return, length, clipped r+, PG and TD loss."""
+
+    def __init__(self, device):
+        self.ret, self.length, self.intr, self.pg, self.n_loss = 0.0, 0, 0.0, 0.0, 0
+        self.loss = torch.zeros((), device=device)  # summed on the device: no sync per gradient step
+
+    def add_step(self, reward: float, record) -> None:
+        self.ret += float(reward)
+        self.length += 1
+        if record is not None:
+            self.intr += min(float(record.bonus), 1.0)
+            self.pg += float(record.prediction_gain)
+
+    def add_loss(self, loss) -> None:
+        self.loss += loss
+        self.n_loss += 1
+
+    def row(self, step: int, episode: int, complete: bool, epsilon: float, wall: float, with_bonus: bool) -> dict:
+        """The episode's ``log.csv`` row."""
+        return {"step": step, "episode": episode, "return": self.ret, "length": self.length,
+                "complete": int(complete), "intrinsic_return": self.intr, "intrinsic_mean": self.intr / self.length,
+                "prediction_gain_mean": self.pg / self.length if with_bonus else math.nan, "epsilon": epsilon,
+                "td_loss": float(self.loss) / self.n_loss if self.n_loss else math.nan, "wall_seconds": wall}
+
+
+class WindowStats:
+    """Means over the agent steps since the last TensorBoard write (every ``log_every`` steps)."""
+
+    def __init__(self, device, step: int):
+        self.device = device
+        self._reset(step)
+
+    def _reset(self, step: int) -> None:
+        self.n, self.pg, self.intr, self.pseudo_counts, self.n_loss = 0, 0.0, 0.0, [], 0
+        self.loss = torch.zeros((), device=self.device)
+        self.t, self.step = time.perf_counter(), step
+
+    def add_step(self, record) -> None:
+        self.n += 1
+        if record is not None:
+            self.pg += float(record.prediction_gain)
+            self.intr += min(float(record.bonus), 1.0)
+            self.pseudo_counts.append(float(record.pseudo_count))
+
+    def add_loss(self, loss) -> None:
+        self.loss += loss
+        self.n_loss += 1
+
+    def write(self, tb, step: int, epsilon: float, with_bonus: bool) -> None:
+        """Write the window's scalars at ``step`` and start a new window."""
+        n = max(1, self.n)
+        if with_bonus:
+            tb.add_scalar("bonus/prediction_gain", self.pg / n, step)
+            tb.add_scalar("bonus/intrinsic_reward", self.intr / n, step)
+            pcs = np.asarray(self.pseudo_counts, dtype=np.float64)
+            finite = pcs[np.isfinite(pcs)]
+            if len(finite):
+                tb.add_scalar("bonus/pseudo_count", float(np.median(finite)), step)
+        if self.n_loss:
+            tb.add_scalar("losses/td", float(self.loss) / self.n_loss, step)
+        tb.add_scalar("charts/epsilon", epsilon, step)
+        tb.add_scalar("perf/steps_per_second", (step - self.step) / max(time.perf_counter() - self.t, 1e-9), step)
+        self._reset(step)
+
+
+class _NullWriter:
+    def add_scalar(self, *a, **k):
+        pass
+
+    def close(self):
+        pass
+
+
+def tensorboard_writer(out_dir: Path, enabled: bool, resumed_at: int | None):
+    """A SummaryWriter on ``out_dir/tb`` (events after ``resumed_at`` dropped), or a writer that does nothing."""
+    if not enabled:
+        return _NullWriter()
+    from torch.utils.tensorboard import SummaryWriter
+
+    return SummaryWriter(str(out_dir / "tb"), purge_step=resumed_at + 1 if resumed_at is not None else None)

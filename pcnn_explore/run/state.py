@@ -1,0 +1,252 @@
+"""What a training run keeps on disk: its log, settings, checkpoint, policy and RNG states; resuming.
+
+Files in ``out_dir``:
+
+- ``log.csv``: one row per episode (:data:`LOG_COLUMNS`; ``step`` is the agent step at which the
+  episode ended, ``length`` its agent steps; the last row of a run whose budget ends mid-episode
+  has ``complete = 0``). The lengths add up to the steps run, each step exactly once.
+- ``settings.json``: the resolved :class:`~pcnn_explore.run.config.TrainConfig` of the latest start.
+- ``checkpoint.pt``: everything needed to continue (networks, optimisers, density model, replay,
+  RNG states, counters), written atomically; loaded with ``torch.load(weights_only=True)``.
+- ``policy.pt``: the Q-network and the settings that rebuild its env, written beside every
+  checkpoint; :func:`load_policy` reads only this small file.
+
+Checkpoints fall between episodes, so the environment needs no saved state: episode k starts with
+``env.reset(seed=episode_seed(seed, k))``.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import random
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from pcnn_explore.atomic import atomic_write, write_text_atomic
+from pcnn_explore.checkpoint import load, save_atomic
+from pcnn_explore.checks import SettingError
+from pcnn_explore.run.config import RESUMABLE_CHANGES, TrainConfig
+
+__all__ = ["LOG_COLUMNS", "CHECKPOINT", "POLICY", "LOG", "SETTINGS", "FORMAT", "RunError", "Resume", "episode_seed",
+           "read_log", "truncate_log", "CsvLog", "open_run", "rng_states", "restore_rng_states", "save_checkpoint",
+           "Policy", "load_policy", "write_settings"]
+
+LOG_COLUMNS = ("step", "episode", "return", "length", "complete", "intrinsic_return", "intrinsic_mean",
+               "prediction_gain_mean", "epsilon", "td_loss", "wall_seconds")
+CHECKPOINT, POLICY, LOG, SETTINGS = "checkpoint.pt", "policy.pt", "log.csv", "settings.json"
+FORMAT = 1
+
+
+class RunError(SettingError):
+    """A run cannot start or resume as asked; the text names the folder and the way out."""
+
+
+def episode_seed(seed: int, episode: int) -> int:
+    """The env seed of episode ``episode`` (0-based) of a run with seed ``seed``."""
+    return int(np.random.SeedSequence([int(seed), int(episode), 0x5EED]).generate_state(1)[0])
+
+
+# ---------------------------------------------------------------------------------------------- log
+def read_log(out_dir: str | os.PathLike) -> dict[str, np.ndarray]:
+    """``out_dir/log.csv`` as a dict of numpy columns (int64 for step/episode/length/complete, else float64)."""
+    path = Path(out_dir) / LOG
+    if not path.exists():
+        raise FileNotFoundError(f"no training log at {path}: run train() with out_dir={str(out_dir)!r} first")
+    with open(path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    ints = {"step", "episode", "length", "complete"}
+    out = {}
+    for name in LOG_COLUMNS:
+        values = [r[name] for r in rows]
+        if name in ints:
+            out[name] = np.array([int(v) for v in values], dtype=np.int64)
+        else:
+            out[name] = np.array([float(v) if v not in ("", "nan") else np.nan for v in values], dtype=np.float64)
+    return out
+
+
+def truncate_log(path: Path, last_step: int) -> None:
+    """Keep the header and the rows with step <= last_step (rewritten atomically); a fresh header if absent."""
+    rows = []
+    if path.exists():
+        with open(path, newline="") as f:
+            rows = [r for r in csv.DictReader(f) if int(r["step"]) <= last_step]
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=LOG_COLUMNS, lineterminator="\n")
+    w.writeheader()
+    w.writerows(rows)
+    write_text_atomic(path, buf.getvalue())
+
+
+class CsvLog:
+    """Appends one row per episode to ``log.csv`` (created with its header by :func:`truncate_log`)."""
+
+    def __init__(self, path: Path):
+        self.f = open(path, "a", newline="")
+        self.w = csv.DictWriter(self.f, fieldnames=LOG_COLUMNS, lineterminator="\n")
+
+    def write(self, row: dict) -> None:
+        self.w.writerow({k: (f"{v:.6g}" if isinstance(v, float) else v) for k, v in row.items()})
+        self.f.flush()
+
+    def close(self) -> None:
+        self.f.close()
+
+
+# -------------------------------------------------------------------------------------- start/resume
+@dataclass
+class Resume:
+    """Where a run starts: ``saved`` is the checkpoint to continue (None: a fresh run); ``finished``
+    is True when a resumed run has already done ``cfg.steps`` (nothing to do)."""
+
+    saved: dict | None
+    step: int = 0
+    finished: bool = False
+
+
+def open_run(cfg: TrainConfig, resume: bool) -> Resume:
+    """Check ``cfg.out_dir`` for a fresh start or a resumption; touch nothing. Raises :class:`RunError`.
+
+    Fresh (``resume=False``): the folder must hold no run. Resume: the folder must hold a readable
+    checkpoint made with the same settings (up to :data:`RESUMABLE_CHANGES`).
+    """
+    out = Path(cfg.out_dir)
+    ckpt = out / CHECKPOINT
+    if out.exists() and not out.is_dir():
+        raise RunError(f"{out} is a file, not a folder: choose another --out")
+    if not resume:
+        if ckpt.exists() or (out / LOG).exists():
+            raise RunError(f"{out} already holds a training run: add --resume (resume=True) to continue it, "
+                           "or choose another --out")
+        return Resume(saved=None)
+    if not ckpt.is_file():
+        what = "does not exist" if not out.exists() else (
+            "holds a log but no checkpoint (the run stopped before its first checkpoint; set --checkpoint-every)"
+            if (out / LOG).exists() else "holds no checkpoint")
+        raise RunError(f"cannot resume: {out} {what}; start a fresh run with another --out (or without --resume)")
+    try:
+        saved = load(ckpt)
+        ok = isinstance(saved, dict) and saved.get("format") == FORMAT and isinstance(saved.get("config"), dict)
+    except ValueError:
+        ok = False
+    if not ok:
+        raise RunError(f"cannot resume: {ckpt} is not a readable pcnn-explore checkpoint (corrupt, truncated or of "
+                       f"another version); start a fresh run with another --out")
+    _check_resumable(saved["config"], cfg)
+    step = int(saved["step"])
+    return Resume(saved=saved, step=step, finished=step >= cfg.steps)
+
+
+def _check_resumable(saved: dict, cfg: TrainConfig) -> None:
+    now = cfg.to_dict()
+    diff = sorted(k for k in now if k not in RESUMABLE_CHANGES and saved.get(k) != now[k])
+    if diff:
+        detail = ", ".join(f"{{{k}}}: checkpoint {saved.get(k)!r} vs now {now[k]!r}" for k in diff)
+        raise RunError(f"cannot resume {cfg.out_dir}: settings differ from the checkpoint's ({detail}); "
+                       "use the checkpoint's settings or another --out")
+
+
+def write_settings(cfg: TrainConfig) -> None:
+    """Store the resolved settings as ``out_dir/settings.json``."""
+    write_text_atomic(Path(cfg.out_dir) / SETTINGS, json.dumps(cfg.to_dict(), indent=2, sort_keys=True) + "\n")
+
+
+# ---------------------------------------------------------------------------------------------- RNG
+def rng_states(rng: np.random.Generator) -> dict:
+    """Every RNG the run draws from, encoded for ``weights_only`` loading (no pickle)."""
+    bitgen = rng.bit_generator.state
+    version, internal, gauss = random.getstate()
+    name, keys, pos, has_gauss, cached = np.random.get_state()
+    st = {"agent": {"bit_generator": bitgen["bit_generator"], "state": str(bitgen["state"]["state"]),
+                    "inc": str(bitgen["state"]["inc"]), "has_uint32": int(bitgen["has_uint32"]),
+                    "uinteger": int(bitgen["uinteger"])},  # 128-bit integers as strings
+          "python": {"version": version, "internal": torch.tensor(internal, dtype=torch.int64), "gauss": gauss},
+          "numpy": {"name": name, "keys": torch.from_numpy(keys.astype(np.int64)), "pos": int(pos),
+                    "has_gauss": int(has_gauss), "cached": float(cached)},
+          "torch": torch.get_rng_state()}
+    if torch.cuda.is_available():
+        st["cuda"] = torch.cuda.get_rng_state_all()
+    return st
+
+
+def restore_rng_states(rng: np.random.Generator, st: dict) -> None:
+    """Undo :func:`rng_states`: set ``rng`` and the global RNGs to the stored states."""
+    a = st["agent"]
+    rng.bit_generator.state = {"bit_generator": a["bit_generator"], "state": {"state": int(a["state"]),
+                               "inc": int(a["inc"])}, "has_uint32": int(a["has_uint32"]),
+                               "uinteger": int(a["uinteger"])}
+    p = st["python"]
+    random.setstate((p["version"], tuple(int(x) for x in p["internal"].tolist()), p["gauss"]))
+    n = st["numpy"]
+    keys = np.asarray(n["keys"].numpy() if isinstance(n["keys"], torch.Tensor) else n["keys"]).astype(np.uint32)
+    np.random.set_state((n["name"], keys, int(n["pos"]), int(n["has_gauss"]), float(n["cached"])))
+    torch.set_rng_state(st["torch"])
+    if "cuda" in st and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all(st["cuda"])
+
+
+# ------------------------------------------------------------------------------------- checkpoint
+def save_checkpoint(out_dir: Path, payload: dict, policy: dict) -> None:
+    """Write ``checkpoint.pt`` and then the small ``policy.pt`` beside it, each atomically."""
+    save_atomic({"format": FORMAT, **payload}, out_dir / CHECKPOINT)
+    save_atomic({"format": FORMAT, **policy}, out_dir / POLICY)
+
+
+# ------------------------------------------------------------------------------------------- policy
+class Policy:
+    """Greedy (or epsilon-greedy) policy of a trained agent: ``policy(obs) -> action``.
+
+    ``obs`` is an observation of the env built by :meth:`make_env` ((C, H, W) uint8).
+    """
+
+    def __init__(self, agent, config: dict, epsilon: float, seed: int):
+        self.agent, self.config, self.epsilon = agent, config, float(epsilon)
+        self.rng = np.random.default_rng(seed)
+
+    def __call__(self, obs: np.ndarray) -> int:
+        return self.agent.act(obs, self.epsilon, self.rng) if self.epsilon > 0 else self.agent.greedy_action(obs)
+
+    @property
+    def env_kwargs(self) -> dict:
+        c = self.config
+        return dict(sticky_actions=c["sticky_actions"], terminal_on_life_loss=c["terminal_on_life_loss"],
+                    frame_stack=c["frame_stack"], tile_size=c["tile_size"], view=c["view"], n_actions=c["n_actions"])
+
+    def make_env(self, seed: int = 0, keep_rgb: bool = True):
+        """The agent's environment, as trained (``info["rgb"]`` holds the RGB frame when ``keep_rgb``)."""
+        from pcnn_explore.envs import make_env
+
+        return make_env(self.config["env"], seed, keep_rgb=keep_rgb, **self.env_kwargs)
+
+
+def load_policy(path: str | os.PathLike, epsilon: float = 0.0, device: str = "cpu", seed: int = 0):
+    """``(env_id, policy)`` from a run's folder, its ``policy.pt`` or its ``checkpoint.pt``.
+
+    Reads only ``policy.pt`` (the Q-network and its settings, kilobytes to megabytes), never the
+    checkpoint with its replay buffer. ``policy(obs) -> action`` (epsilon-greedy);
+    ``policy.make_env(seed)`` builds the env the agent was trained on.
+    """
+    from pcnn_explore.agents.dqn import DQNAgent
+
+    given = Path(path)
+    file = given / POLICY if given.is_dir() else (given.with_name(POLICY) if given.name == CHECKPOINT else given)
+    if not file.is_file():
+        raise FileNotFoundError(f"no checkpoint at {given}: pass a training run's out_dir, its policy.pt or its "
+                                f"checkpoint.pt (the policy is saved with every checkpoint)")
+    if not 0.0 <= float(epsilon) <= 1.0:
+        raise ValueError(f"epsilon must be in [0, 1], got {epsilon}")
+    saved = load(file)
+    if not isinstance(saved, dict) or "q" not in saved or "config" not in saved:
+        raise ValueError(f"{file} is not a policy saved by pcnn-explore train")
+    c = saved["config"]
+    agent = DQNAgent(tuple(saved["obs_shape"]), int(saved["n_actions"]), network=c["network"], hidden=c["hidden"],
+                     device=device)
+    agent.q.load_state_dict(saved["q"])
+    agent.q.eval()
+    return c["env"], Policy(agent, c, epsilon, seed)
