@@ -182,3 +182,11 @@ def test_module_entry_point_reports_errors_without_traceback(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "pcnn_explore", "train", "--env", ENV, "--out", str(tmp_path),
                            "--resume"], capture_output=True, text=True)
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "holds no checkpoint" in proc.stderr
+
+
+def test_density_streams_follow_the_paper_protocol_at_the_paper_profile():
+    from pcnn_explore.experiments.samples import SamplesSettings
+
+    assert SamplesSettings.preset("paper").stream_options()["sticky_actions"] == 0.0
+    assert SamplesSettings.preset("study").stream_options()["sticky_actions"] == 0.25
+    assert SamplesSettings.preset("paper", sticky_actions=0.25).stream_options()["sticky_actions"] == 0.25

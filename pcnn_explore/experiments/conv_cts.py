@@ -80,9 +80,9 @@ def run(settings: ConvCTSSettings) -> ConvCTSResults:
     traces, table = {}, {}
     n = settings.n_frames
     for game in settings.games:
-        stream = load_stream(game, n, seed=settings.seed, cache_dir=settings.cache_dir, progress=settings.progress)
+        stream = load_stream(game, n, seed=settings.seed, **settings.stream_options())
         eval_frames = heldout_frames(game, settings.n_heldout, settings.seed + 1, settings.heldout_source,
-                                     cache_dir=settings.cache_dir)
+                                     **settings.stream_options(progress=False))
         traces[game], table[game] = {}, {}
         for name in settings.models:
             model = make_density(name, **settings.model_kwargs(name))

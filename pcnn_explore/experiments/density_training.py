@@ -153,7 +153,8 @@ class DensityExperimentSettings(ExperimentSettings):
     profile: "smoke" | "study" | "paper"; seed: seeds the stream, the model weights and any
     shuffling; cache_dir: where frame streams are cached (None: $PCNN_EXPLORE_CACHE or
     ~/.cache/pcnn-explore); progress: show tqdm bars while training; device: the torch device of
-    PixelCNN ("auto": a CUDA GPU when there is one, else the CPU).
+    PixelCNN ("auto": a CUDA GPU when there is one, else the CPU); sticky_actions: the streams'
+    repeat-action probability (None: see :meth:`stream_options`).
     """
 
     profile: str = "study"
@@ -161,6 +162,17 @@ class DensityExperimentSettings(ExperimentSettings):
     cache_dir: str | None = None
     progress: bool = False
     device: str = "auto"
+    sticky_actions: float | None = None
+
+    def stream_options(self, progress: bool | None = None) -> dict:
+        """Keyword arguments of :func:`pcnn_explore.streams.load_stream` these settings ask for.
+
+        Sticky actions: ``sticky_actions`` if set, else 0 at the ``paper`` profile (the paper's
+        deterministic ALE, as in Mnih et al. 2015) and the ALE v5 default 0.25 otherwise.
+        """
+        sticky = self.sticky_actions if self.sticky_actions is not None else (0.0 if self.profile == "paper" else 0.25)
+        return {"cache_dir": self.cache_dir, "progress": self.progress if progress is None else progress,
+                "sticky_actions": sticky}
 
     def check(self) -> None:
         """Raise ValueError/TypeError naming any bad setting (before any heavy work)."""
@@ -168,11 +180,17 @@ class DensityExperimentSettings(ExperimentSettings):
         if isinstance(self.seed, bool) or not isinstance(self.seed, (int, np.integer)) or self.seed < 0:
             raise ValueError(f"setting seed must be a non-negative int, got {self.seed!r}")
         resolve_device(self.device)
+        if self.sticky_actions is not None and not (isinstance(self.sticky_actions, (int, float))
+                                                    and 0.0 <= self.sticky_actions <= 1.0):
+            raise ValueError(f"setting sticky_actions must be a probability in [0, 1] or None, got {self.sticky_actions!r}")
 
     def model_kwargs(self, name: str) -> dict:
-        """Constructor arguments of density model ``name``: PixelCNN gets the seed (its initial
-        weights) and the torch device; the count-based models take none."""
-        return {"seed": self.seed, "device": resolve_device(self.device)} if name == "pixelcnn" else {}
+        """Constructor arguments of density model ``name``: the seed (initial weights) and the
+        torch device, for the models whose registry entry takes them (PixelCNN)."""
+        from pcnn_explore.density import density_spec
+
+        common = {"seed": self.seed, "device": resolve_device(self.device)}
+        return {k: v for k, v in common.items() if k in density_spec(name).options}
 
 
 def resolve_device(device: str) -> str:

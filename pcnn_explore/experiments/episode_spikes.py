@@ -78,8 +78,7 @@ class EpisodeSpikesResults:
 
 def run(settings: EpisodeSpikesSettings) -> EpisodeSpikesResults:
     settings.check()
-    stream = load_stream(settings.game, settings.n_frames, seed=settings.seed, cache_dir=settings.cache_dir,
-                         progress=settings.progress)
+    stream = load_stream(settings.game, settings.n_frames, seed=settings.seed, **settings.stream_options())
     model = PixelCNNDensity(lr=settings.lr, **settings.model_kwargs("pixelcnn"))
     trace = train_stream(model, stream.frames, progress=settings.progress, desc=settings.game)
     alignment = spike_alignment(trace.loss, stream.episode_starts, window=settings.window,

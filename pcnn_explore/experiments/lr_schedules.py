@@ -101,8 +101,7 @@ class LrScheduleResults:
 
 def run(settings: LrScheduleSettings) -> LrScheduleResults:
     settings.check()
-    stream = load_stream(settings.game, settings.n_frames, seed=settings.seed, cache_dir=settings.cache_dir,
-                         progress=settings.progress)
+    stream = load_stream(settings.game, settings.n_frames, seed=settings.seed, **settings.stream_options())
     traces, final = {}, {}
     for schedule, rates in settings.grid.items():
         for lr in rates:

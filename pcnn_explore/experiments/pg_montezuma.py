@@ -18,7 +18,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from pcnn_explore.density import make_density
+from pcnn_explore.density import REGISTRY, make_density
 from pcnn_explore.experiments.density_stats import pg_summary
 from pcnn_explore.experiments.density_training import (
     DensityExperimentSettings, TrainTrace, check_positive_int, train_stream)
@@ -51,7 +51,7 @@ class PgSettings(DensityExperimentSettings):
         check_positive_int("n_steps", self.n_steps)
         if isinstance(self.warmup, bool) or not isinstance(self.warmup, int) or self.warmup < 0:
             raise ValueError(f"warmup must be a non-negative int (frames), got {self.warmup!r}")
-        known = ("cts", "convcts", "pixelcnn", "empirical")
+        known = tuple(REGISTRY)
         if not self.models or any(m not in known for m in self.models):
             raise ValueError(f"models must be a non-empty subset of {known}, got {self.models!r}")
 
@@ -73,8 +73,7 @@ class PgResults:
 def run(settings: PgSettings) -> PgResults:
     settings.check()
     n = settings.warmup + settings.n_steps
-    stream = load_stream(settings.game, n, seed=settings.seed, cache_dir=settings.cache_dir,
-                         progress=settings.progress)
+    stream = load_stream(settings.game, n, seed=settings.seed, **settings.stream_options())
     window = slice(settings.warmup, n)
     pg, stats, traces = {}, {}, {}
     for name in settings.models:

@@ -128,8 +128,7 @@ def run(settings: PseudoCountSettings) -> PseudoCountResults:
     real, pseudo = tabular_counts(frames)
 
     def new_model(name: str):
-        kwargs = {"seed": settings.seed, "lr": settings.pixelcnn_lr} if name == "pixelcnn" else {}
-        return make_density(name, **kwargs)
+        return make_density(name, seed=settings.seed, lr=settings.pixelcnn_lr)  # each model takes what it uses
 
     traces = {name: run_bonus(new_model(name), frames, settings.scale, name) for name in settings.models}
     seq, visits = repeated_frame_sequence(frames, settings.repeat_every, settings.n_repeats)

@@ -69,10 +69,9 @@ class SamplesResults:
 
 def run(settings: SamplesSettings) -> SamplesResults:
     settings.check()
-    stream = load_stream(settings.game, settings.n_train, seed=settings.seed, cache_dir=settings.cache_dir,
-                         progress=settings.progress)
+    stream = load_stream(settings.game, settings.n_train, seed=settings.seed, **settings.stream_options())
     eval_frames = heldout_frames(settings.game, settings.n_heldout, settings.seed + 1, settings.heldout_source,
-                                 cache_dir=settings.cache_dir)
+                                 **settings.stream_options(progress=False))
     samples, losses, traces = {}, {}, {}
     for name in settings.models:
         model = make_density(name, **settings.model_kwargs(name))
