@@ -326,7 +326,7 @@ def test_training_curve_figure_is_labelled():
 
 # ------------------------------------------------------------------------------ variant names
 from pcnn_explore import density  # noqa: E402
-from pcnn_explore.experiments import agent_curves, agent_runs, agent_variants  # noqa: E402
+from pcnn_explore.experiments import agent_curves, agent_figures, agent_runs, agent_variants  # noqa: E402
 from pcnn_explore.experiments.agent_variants import (  # noqa: E402
     VARIANTS,
     variant_colour,
@@ -400,3 +400,62 @@ def test_agent_runs_still_names_the_moved_parts():
     assert agent_runs.VARIANTS is agent_variants.VARIANTS and agent_runs.variant_label is variant_label
     assert set(agent_runs.__all__) <= set(dir(agent_runs))
 
+
+# ------------------------------------------------------------------------------ the figures' table
+FIGURE_MODULES = {"fig5": dqn_bonus, "fig11": mmc_ablation, "fig12": pg_scale, "fig13": intrinsic_only}
+
+
+@pytest.mark.parametrize("fig", sorted(FIGURE_MODULES))
+def test_each_figure_is_one_table_entry(fig):
+    entry, mod = agent_figures.FIGURES[fig], FIGURE_MODULES[fig]
+    assert mod.run is agent_figures.run
+    assert mod.PAPER_CLAIMS == entry.claims and set(entry.claims) == set(entry.keys)
+    for a in entry.arms:
+        assert a.variant in VARIANTS and a.key
+    assert len(set(entry.keys)) == len(entry.keys)
+    settings_cls = next(getattr(mod, n) for n in mod.__all__ if n.endswith("Settings"))
+    assert settings_cls.figure() is entry
+    assert settings_cls.preset("paper").envs == entry.games
+    assert set(entry.optional) <= set(entry.keys)
+    assert all(hasattr(settings_cls.preset("smoke"), flag) for flag in entry.optional.values())
+    assert all(a.variant.split("_")[0] in {"dqn", *density.BONUS_MODELS} for a in entry.arms)
+    if hasattr(mod, "PAPER_GAMES"):
+        assert mod.PAPER_GAMES == entry.games
+
+
+def test_figure_lines_keep_their_keys_and_labels():
+    assert mmc_ablation.FOUR_VARIANTS == ("dqn", "dqn_mmc", "pixelcnn", "pixelcnn_mmc")
+    assert dqn_bonus.DqnBonusSettings().variants == ("dqn", "cts_mmc", "pixelcnn_mmc")
+    assert dqn_bonus.HARD_GAMES == agent_figures.FIGURES["fig5"].games
+    pg = [tuple(a) for a in pg_scale.PgScaleSettings(scales=(0.1, 10.0)).arms()]
+    assert pg == [("pixelcnn_mmc", "c0.1", {"pg_scale": 0.1}, "DQN-PixelCNN, c = 0.1"),
+                  ("pixelcnn_mmc", "c10", {"pg_scale": 10.0}, "DQN-PixelCNN, c = 10")]
+    io = intrinsic_only.IntrinsicOnlySettings
+    assert [a.key for a in io.preset("smoke").arms()] == ["intrinsic_only", "dqn"]
+    assert [a.key for a in io.preset("paper").arms()] == ["intrinsic_only", "pixelcnn_mmc"]
+    assert [a.key for a in io(with_dqn=False).arms()] == ["intrinsic_only"]
+    (first,) = io(with_dqn=False).arms()
+    assert first.variant == "pixelcnn_mmc_intrinsic" and first.overrides == {}
+    # a Fig. 5 or Fig. 11 run may name any variant of the rule
+    arms = dqn_bonus.DqnBonusSettings(variants=("dqn", "convcts_mmc")).arms()
+    assert [(a.variant, a.key) for a in arms] == [("dqn", "dqn"), ("convcts_mmc", "convcts_mmc")]
+
+
+@pytest.mark.parametrize("settings, err, match", [
+    (pg_scale.PgScaleSettings.preset("smoke", scales=(1.0, 1.0)), ValueError, "repeat"),
+    (mmc_ablation.MmcAblationSettings.preset("smoke", variants=("dqn", "dqn")), ValueError, "repeat"),
+    (mmc_ablation.MmcAblationSettings.preset("smoke", variants="dqn"), TypeError, "tuple of names"),
+    (dqn_bonus.DqnBonusSettings.preset("smoke", variants=()), ValueError, "variants is empty"),
+    (dqn_bonus.DqnBonusSettings.preset("smoke", variants=("dqn_intrinsic",)), ValueError, "needs a bonus"),
+])
+def test_bad_figure_choices_rejected_before_any_run(tmp_path, settings, err, match):
+    with pytest.raises(err, match=match):
+        agent_figures.run(settings, tmp_path)
+    assert not (tmp_path / "runs").exists()
+
+
+def test_run_takes_a_figures_settings(tmp_path):
+    from pcnn_explore.experiments.agent_runs import AgentSettings
+
+    with pytest.raises(TypeError, match="settings of one figure"):
+        agent_figures.run(AgentSettings.preset("smoke"), tmp_path)
