@@ -19,8 +19,13 @@ key                 shape, dtype         meaning
 ``log_rho``         (T,) float64         log rho_n(s_t) in nats, before the update on s_t
 ``log_rho_prime``   (T,) float64         log rho'_n(s_t) in nats, after that update
 ``prediction_gain`` (T,) float64         PG_n = log_rho_prime - log_rho (nats)
-``pseudo_count``    (T,) float64         N_n = 1 / (exp(PG_n) - 1) (inf where PG_n <= 0)
-``bonus``           (T,) float64         r+ = sqrt(expm1(c * decay(n) * max(PG_n, 0)))
+``pseudo_count``    (T,) float64         the exact pseudo-count of the (unscaled) model,
+                                         N_n = rho (1 - rho') / (rho' - rho) (+inf where
+                                         PG_n <= 0, 0 where rho' = 1); not the approximation
+                                         1 / (exp(PG_n) - 1)
+``bonus``           (T,) float64         r+ = sqrt(expm1(c * decay(n) * max(PG_n, 0))); +inf
+                                         where that exceeds the float range (c = 1 or 10 and
+                                         the large PG of the first frames), never NaN
 ``surprise``        (T, 42, 42) float16  per-pixel log-loss -log rho_n(x_ij | x_<ij) in nats,
                                          before the update on s_t: the model's surprise map
 ``metadata``        JSON string          env, model, settings, package and format version,
@@ -32,10 +37,12 @@ The density model first trains on ``warmup_frames`` frames from the same environ
 recorded episode (environment seed ``seed``). The bonus numbers come from
 :class:`pcnn_explore.bonus.PseudoCountBonus`, so ``n`` counts warm-up updates too.
 
-Files are single ``.npz`` archives written with ``np.savez_compressed`` (atomically: temp file
-then ``os.replace``) and read with ``allow_pickle=False``. :func:`load_episode` checks keys,
-dtypes, shapes, lengths, value ranges and a SHA-256 checksum, and raises ValueError naming the
-file and the problem on anything corrupt, truncated or edited.
+Files are single ``.npz`` archives written with ``np.savez_compressed`` (atomically, with
+:func:`pcnn_explore.atomic.atomic_write`) and read with ``allow_pickle=False``. :func:`load_episode`
+checks keys, dtypes, shapes, lengths, value ranges and a SHA-256 checksum, and raises ValueError
+naming the file and the problem on anything corrupt, truncated, edited or not an episode at all
+(FileNotFoundError for a missing file). :func:`save_episode` validates the same way and raises
+ValueError before anything is written.
 """
 from __future__ import annotations
 
@@ -43,13 +50,14 @@ import dataclasses
 import hashlib
 import json
 import os
-import tempfile
 import zipfile
 import zlib
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from pcnn_explore.atomic import atomic_write
 
 __all__ = ["FORMAT_VERSION", "FIELDS", "BONUS_FIELDS", "Episode", "episode_checksum", "save_episode", "load_episode",
            "SHIPPED_DIR", "shipped_episode", "summarize_episode"]
@@ -182,39 +190,41 @@ def save_episode(episode: Episode, path: str | os.PathLike) -> Path:
         raise ValueError(f"episode files end in .npz, got {str(path)!r}; add the .npz suffix")
     if not path.parent.is_dir():
         raise ValueError(f"cannot write {path}: directory {path.parent} does not exist; create it first")
+    if path.is_dir():
+        raise ValueError(f"cannot write {path}: it is a directory")
     arrays = {name: np.ascontiguousarray(a) for name, a in episode.arrays().items()}
     metadata = {k: v for k, v in episode.metadata.items() if k != "checksum"}
     metadata.setdefault("format_version", FORMAT_VERSION)
-    _check_arrays(arrays, metadata, where="episode to save")
-    metadata["checksum"] = episode_checksum(arrays, metadata)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=".npz.tmp")
     try:
-        with os.fdopen(fd, "wb") as f:
-            np.savez_compressed(f, metadata=np.array(json.dumps(metadata, sort_keys=True)), **arrays)
-        os.chmod(tmp, 0o666 & ~_umask())  # the mode of a plainly created file, not mkstemp's 0600
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+        _check_arrays(arrays, metadata, where="episode to save")
+    except _Bad as e:
+        raise ValueError(f"episode to save is not valid, nothing written to {path}: {e}") from None
+    metadata["checksum"] = episode_checksum(arrays, metadata)
+    with atomic_write(path) as f:
+        np.savez_compressed(f, metadata=np.array(json.dumps(metadata, sort_keys=True)), **arrays)
     episode.metadata = metadata
     return path
 
 
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
 def load_episode(path: str | os.PathLike) -> Episode:
-    """Read and validate an episode file; raise ValueError naming the file and the problem."""
+    """Read and validate an episode file.
+
+    FileNotFoundError if ``path`` does not exist; ValueError naming the file and the problem for
+    anything that is not a complete, unmodified episode file (pickled data is never loaded).
+    """
     path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"episode file {path} does not exist")
     if not path.is_file():
-        raise ValueError(f"episode file {path} does not exist")
+        raise ValueError(f"{path}: not a valid episode file: not a regular file (a directory?)")
+    if not zipfile.is_zipfile(path):
+        raise ValueError(f"{path}: not a valid episode file: not an .npz (zip) archive; "
+                         "truncated, corrupt or another kind of file")
     arrays: dict[str, np.ndarray] = {}
     try:
         with np.load(path, allow_pickle=False) as data:
+            if not isinstance(data, np.lib.npyio.NpzFile):
+                raise _Bad("not an .npz archive of arrays")
             keys = set(data.files)
             missing = sorted((set(FIELDS) | {"metadata"}) - keys)
             extra = sorted(keys - set(FIELDS) - {"metadata"})
@@ -223,7 +233,7 @@ def load_episode(path: str | os.PathLike) -> Episode:
             if extra:
                 raise _Bad(f"unexpected arrays {extra} (not an episode file of format {FORMAT_VERSION}?)")
             for name in sorted(keys):
-                arrays[name] = data[name]
+                arrays[name] = _read_array(data, name)
     except _Bad as e:
         raise ValueError(f"{path}: not a valid episode file: {e}") from None
     except (zipfile.BadZipFile, zlib.error, EOFError, OSError, ValueError, KeyError) as e:
@@ -258,6 +268,16 @@ class _Bad(Exception):
     """A validation failure (turned into ValueError with the file name)."""
 
 
+def _read_array(data, name: str) -> np.ndarray:
+    """``data[name]``, refusing object arrays in words of our own (numpy's message advises unpickling)."""
+    try:
+        return data[name]
+    except ValueError as e:
+        if "pickle" in str(e).lower():
+            raise _Bad(f"array {name!r} holds Python objects (pickled data), which are never loaded") from None
+        raise
+
+
 def _check_arrays(arrays: dict[str, np.ndarray], metadata: dict[str, Any], where: str) -> None:
     for key in ("env_id", "density_model", "height", "width", "levels"):
         if key not in metadata:
@@ -289,11 +309,14 @@ def _check_arrays(arrays: dict[str, np.ndarray], metadata: dict[str, Any], where
         raise _Bad("the first step must be an episode start")
     if (arrays["actions"] < 0).any():
         raise _Bad("array 'actions' holds negative actions")
-    for name in ("log_rho", "log_rho_prime", "prediction_gain", "bonus"):
+    for name in ("log_rho", "log_rho_prime", "prediction_gain"):
         if not np.isfinite(arrays[name]).all():
             raise _Bad(f"array {name!r} holds non-finite values")
     if np.isnan(arrays["pseudo_count"]).any() or (arrays["pseudo_count"] < 0).any():
         raise _Bad("array 'pseudo_count' holds NaN or negative values (inf, where PG <= 0, is allowed)")
+    if np.isnan(arrays["bonus"]).any():
+        raise _Bad("array 'bonus' holds NaN, a non-finite value no bonus has (+inf, beyond the float range, "
+                   "is allowed)")
     if (arrays["bonus"] < 0).any():
         raise _Bad("array 'bonus' holds negative values")
 
