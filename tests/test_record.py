@@ -353,6 +353,91 @@ def test_cli_rejects_bad_out_and_unknown_density(tmp_path, capsys):
     assert list(tmp_path.iterdir()) == []
 
 
+def _one_error_line(err: str) -> str:
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("pcnn-explore record: error: "), err
+    assert "Traceback" not in err and "weights_only" not in err and "allow_pickle" not in err, err
+    return lines[0]
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["--env", "ALE/Pong-v5", "--density", "gauss"], "invalid choice: 'gauss'"),
+    (["--env", "ALE/Pong-v5", "--max-steps", "many"], "--max-steps"),
+    (["--density", "cts"], "--env"),  # a required flag missing
+    (["--env", "ALE/Pong-v5", "--bogus", "1"], "unrecognized arguments: --bogus"),
+])
+def test_cli_bad_flags_are_one_line(tmp_path, capsys, argv, words):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["record", *argv, "--out", str(tmp_path / "ep.npz")])
+    assert exit_info.value.code == 2
+    assert words in _one_error_line(capsys.readouterr().err)
+    assert list(tmp_path.iterdir()) == []
+
+
+class _Unsafe:  # torch.load(weights_only=True) refuses to unpickle this
+    pass
+
+
+def test_cli_bad_checkpoints_are_one_line(tmp_path, capsys):
+    garbage = tmp_path / "garbage.pt"
+    garbage.write_bytes(b"not a checkpoint at all")
+    pickled = tmp_path / "pickled.pt"
+    torch.save({"q": _Unsafe(), "config": {}}, pickled)
+    foreign = tmp_path / "foreign.pt"
+    torch.save({"weights": torch.zeros(3)}, foreign)
+    for path in (garbage, pickled, foreign):
+        out = tmp_path / "ep.npz"
+        assert main(["record", "--env", "ALE/Pong-v5", "--density", "cts", "--max-steps", "2", "--policy", str(path),
+                     "--out", str(out)]) == 2
+        assert path.name in _one_error_line(capsys.readouterr().err)
+        assert not out.exists()
+
+
+def test_cli_errors_while_recording_or_saving_are_one_line_and_leave_no_file(tmp_path, capsys, monkeypatch):
+    base = ["record", "--env", "ALE/Pong-v5", "--max-steps", "2"]
+    # a device torch does not know (the PixelCNN takes the device; CTS does not)
+    assert main([*base, "--density", "pixelcnn", "--device", "bogus", "--out", str(tmp_path / "a.npz")]) == 2
+    assert "bogus" in _one_error_line(capsys.readouterr().err)
+    # --out is an existing folder
+    (tmp_path / "folder.npz").mkdir()
+    assert main([*base, "--density", "cts", "--out", str(tmp_path / "folder.npz")]) == 2
+    assert "folder.npz" in _one_error_line(capsys.readouterr().err)
+
+    # the disk fills up while the file is written
+    def explode(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(np, "savez_compressed", explode)
+    assert main([*base, "--density", "cts", "--out", str(tmp_path / "b.npz")]) == 2
+    assert "No space left" in _one_error_line(capsys.readouterr().err)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["folder.npz"]  # no partial or temp file
+
+
+def test_density_choices_and_options_come_from_the_registry(monkeypatch):
+    import argparse
+
+    from pcnn_explore import density
+    from pcnn_explore.density import BONUS_MODELS, CTSDensity, DensitySpec
+    from pcnn_explore.record import add_arguments
+
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    assert next(a for a in parser._actions if a.dest == "density").choices == BONUS_MODELS
+
+    made = []
+
+    class SeededCTS(CTSDensity):  # a new model that takes a seed (and nothing else of lr, device, seed)
+        def __init__(self, seed=None, **kwargs):
+            made.append(seed)
+            super().__init__(**kwargs)
+
+    monkeypatch.setitem(density.REGISTRY, "seeded_cts", DensitySpec("seeded_cts", SeededCTS, "seeded CTS", "k",
+                                                                       options=("seed",)))
+    monkeypatch.setattr(density, "BONUS_MODELS", (*BONUS_MODELS, "seeded_cts"))
+    ep = record_episode("ALE/Pong-v5", "random", "seeded_cts", seed=7, max_steps=2, device="cpu")
+    assert made == [7] and ep.density_model == "seeded_cts"
+
+
 def test_summarize_episode_by_hand():
     from pcnn_explore.record import summarize_episode
 
@@ -415,3 +500,28 @@ def test_checkpoint_policy_drives_the_recording(tmp_path):
         obs, *_ = env.step(int(ep.actions[t]))
     with pytest.raises(ValueError, match="trained on 'MiniGrid-Empty-5x5-v0'"):
         record_episode("MiniGrid-Empty-8x8-v0", run, "cts", max_steps=5)
+
+
+def test_cli_checks_that_out_is_writable_before_recording(tmp_path, capsys, monkeypatch):
+    import os
+
+    import pcnn_explore.record.cli as record_cli
+
+    def never(*args, **kwargs):
+        raise AssertionError("recorded although --out cannot be written")
+
+    monkeypatch.setattr(record_cli, "record_episode", never)
+    unwritable = tmp_path / "ro"
+    unwritable.mkdir()
+    real_mkstemp = record_cli.tempfile.mkstemp
+
+    def refuse(*args, dir=None, **kwargs):  # root ignores chmod: refuse writes into ``unwritable`` instead
+        if dir is not None and os.path.samefile(dir, unwritable):
+            raise PermissionError(13, "Permission denied")
+        return real_mkstemp(*args, dir=dir, **kwargs)
+
+    monkeypatch.setattr(record_cli.tempfile, "mkstemp", refuse)
+    assert main(["record", "--env", "ALE/Pong-v5", "--density", "cts", "--out", str(unwritable / "ep.npz")]) == 2
+    line = _one_error_line(capsys.readouterr().err)
+    assert "Permission denied" in line and str(unwritable) in line and "OSError" not in line
+    assert list(unwritable.iterdir()) == []

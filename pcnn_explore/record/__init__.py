@@ -13,7 +13,7 @@ load_episode, save_episode, Episode, ...``.
 from pcnn_explore.record.cli import add_arguments, run_cli
 from pcnn_explore.record.episode import (BONUS_FIELDS, FIELDS, FORMAT_VERSION, SHIPPED_DIR, Episode, episode_checksum,
                                          load_episode, save_episode, shipped_episode, summarize_episode)
-from pcnn_explore.record.recorder import DENSITY_MODELS, MONTEZUMA_SCRIPT, SCRIPTS, ScriptedPolicy, record_episode
+from pcnn_explore.record.recorder import MONTEZUMA_SCRIPT, SCRIPTS, ScriptedPolicy, record_episode
 
 __all__ = [
     "FORMAT_VERSION",
@@ -34,3 +34,13 @@ __all__ = [
     "add_arguments",
     "run_cli",
 ]
+
+
+def __getattr__(name: str):
+    # DENSITY_MODELS, kept for old imports: the registry's BONUS_MODELS (pcnn_explore.density), looked
+    # up when asked, so that importing this package does not import the models (and torch)
+    if name == "DENSITY_MODELS":
+        from pcnn_explore.density import BONUS_MODELS
+
+        return BONUS_MODELS
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,21 +1,48 @@
-"""Command line: ``pcnn-explore record --env ENV --density MODEL --out FILE.npz ...``."""
+"""Command line: ``pcnn-explore record --env ENV --density MODEL --out FILE.npz ...``.
+
+Any error (a bad flag, a bad checkpoint, an unwritable ``--out``, a failure while recording or
+saving) prints one line on stderr, ``pcnn-explore record: error: ...``, and exits with status 2;
+the output file is written atomically, so it appears complete or not at all.
+"""
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import tempfile
 from pathlib import Path
 
 from pcnn_explore.record.episode import save_episode
-from pcnn_explore.record.recorder import DENSITY_MODELS, _check_settings, record_episode
+from pcnn_explore.record.recorder import _check_settings, record_episode
 
 __all__ = ["add_arguments", "run_cli"]
 
+_PROG_ERROR = "pcnn-explore record: error:"
+
+
+class _OneLineErrors:
+    """argparse with one-line errors: ``PROG: error: MESSAGE`` on stderr, exit status 2, no usage
+    block; unrecognised arguments are an error of this parser, not of the top-level one."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+    def parse_known_args(self, args=None, namespace=None):
+        namespace, extras = super().parse_known_args(args, namespace)
+        if extras:
+            self.error(f"unrecognized arguments: {' '.join(extras)}")
+        return namespace, extras
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from pcnn_explore.density import BONUS_MODELS
+
+    if not isinstance(parser, _OneLineErrors):
+        parser.__class__ = type(f"OneLine{type(parser).__name__}", (_OneLineErrors, type(parser)), {})
     parser.add_argument("--env", required=True, help="environment id, e.g. ALE/MontezumaRevenge-v5")
     parser.add_argument("--policy", default="random",
                         help="random | scripted | path of an agent checkpoint (default: random)")
-    parser.add_argument("--density", default="pixelcnn", choices=DENSITY_MODELS,
+    parser.add_argument("--density", default="pixelcnn", choices=BONUS_MODELS,
                         help="density model trained online (default: pixelcnn)")
     parser.add_argument("--warmup-frames", type=int, default=0,
                         help="frames the model trains on before the recorded episode (default: 0)")
@@ -28,38 +55,66 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="PG decay: inverse_sqrt | inverse | constant (default: inverse_sqrt)")
     parser.add_argument("--sticky-actions", type=float, default=None,
                         help="sticky-action probability (default: 0.25; 0 for the scripted policy)")
-    parser.add_argument("--device", default="cpu", help="torch device of the PixelCNN (default: cpu)")
+    parser.add_argument("--device", default="cpu",
+                        help="torch device of the density model, for models that take one (default: cpu)")
     parser.add_argument("--out", required=True, help="output file, ending in .npz")
 
 
 def run_cli(args: argparse.Namespace) -> int:
+    """Record and save; 0 on success, 2 (and one line on stderr) on any error, 130 if interrupted."""
+    try:
+        return _run(args)
+    except KeyboardInterrupt:
+        print(f"{_PROG_ERROR} interrupted; nothing was written", file=sys.stderr)
+        return 130
+    except Exception as e:  # noqa: BLE001 - every error becomes one line, never a traceback
+        print(f"{_PROG_ERROR} {_one_line(e)}", file=sys.stderr)
+        return 2
+
+
+def _one_line(e: BaseException) -> str:
+    text = " ".join(str(e).split())
+    if isinstance(e, (ValueError, TypeError, OSError)) and text:
+        return text
+    return f"{type(e).__name__}: {text}" if text else type(e).__name__
+
+
+def _check_writable(folder: Path) -> None:
+    """Fail before a recording of minutes if ``folder`` takes no new file (what atomic_write needs)."""
+    try:
+        fd, probe = tempfile.mkstemp(dir=folder, prefix=".pcnn-explore-write-check.")
+    except OSError as e:
+        raise OSError(f"cannot write --out into {folder}: {e.strerror or e}") from None
+    os.close(fd)
+    os.unlink(probe)
+
+
+def _run(args: argparse.Namespace) -> int:
     import torch
 
     torch.set_num_threads(1)
     out = Path(args.out)
-    try:
-        if out.suffix != ".npz":
-            raise ValueError(f"--out must end in .npz, got {args.out!r}")
-        if not out.parent.is_dir():
-            raise ValueError(f"--out directory {out.parent} does not exist; create it first")
-        from pcnn_explore.bonus import SCHEDULES
+    if out.suffix != ".npz":
+        raise ValueError(f"--out must end in .npz, got {args.out!r}")
+    if not out.parent.is_dir():
+        raise ValueError(f"--out directory {out.parent} does not exist; create it first")
+    if out.is_dir():
+        raise ValueError(f"--out {out} is a directory; name a file ending in .npz")
+    _check_writable(out.parent)
+    from pcnn_explore.bonus import SCHEDULES
 
-        if args.pg_schedule not in SCHEDULES:
-            raise ValueError(f"unknown --pg-schedule {args.pg_schedule!r}: choose one of {', '.join(SCHEDULES)}")
-        _check_settings(args.env, args.policy, args.density, args.warmup_frames, args.seed, args.max_steps,
-                        args.episodes, args.pg_scale, args.sticky_actions)
-    except (ValueError, TypeError) as e:
-        print(f"pcnn-explore record: error: {e}", file=sys.stderr)
-        return 2
+    if args.pg_schedule not in SCHEDULES:
+        raise ValueError(f"unknown --pg-schedule {args.pg_schedule!r}: choose one of {', '.join(SCHEDULES)}")
+    _check_settings(args.env, args.policy, args.density, args.warmup_frames, args.seed, args.max_steps,
+                    args.episodes, args.pg_scale, args.sticky_actions)
+    episode = record_episode(args.env, args.policy, args.density, args.warmup_frames, args.seed,
+                             max_steps=args.max_steps, n_episodes=args.episodes, pg_scale=args.pg_scale,
+                             pg_schedule=args.pg_schedule, sticky_actions=args.sticky_actions,
+                             device=args.device, progress=sys.stderr.isatty())
     try:
-        episode = record_episode(args.env, args.policy, args.density, args.warmup_frames, args.seed,
-                                 max_steps=args.max_steps, n_episodes=args.episodes, pg_scale=args.pg_scale,
-                                 pg_schedule=args.pg_schedule, sticky_actions=args.sticky_actions,
-                                 device=args.device, progress=sys.stderr.isatty())
-    except (ValueError, TypeError, FileNotFoundError) as e:  # e.g. a checkpoint for another game
-        print(f"pcnn-explore record: error: {e}", file=sys.stderr)
-        return 2
-    save_episode(episode, out)
+        save_episode(episode, out)
+    except OSError as e:
+        raise OSError(f"cannot write {out}: {e.strerror or e}") from None
     size = out.stat().st_size / 1e6
     print(f"wrote {out} ({size:.1f} MB): {episode!r}; mean bonus {episode.bonus.mean():.4f}, "
           f"max bonus {episode.bonus.max():.4f}")

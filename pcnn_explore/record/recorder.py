@@ -14,9 +14,8 @@ import numpy as np
 import pcnn_explore
 from pcnn_explore.record.episode import BONUS_FIELDS, FIELDS, FORMAT_VERSION, Episode
 
-__all__ = ["DENSITY_MODELS", "MONTEZUMA_SCRIPT", "SCRIPTS", "ScriptedPolicy", "record_episode"]
+__all__ = ["MONTEZUMA_SCRIPT", "SCRIPTS", "ScriptedPolicy", "record_episode"]
 
-DENSITY_MODELS = ("pixelcnn", "cts", "convcts")
 MONTEZUMA_ROOM_RAM = 3  # RAM address of the current room in Montezuma's Revenge
 
 # ----------------------------------------------------------------------------------------------
@@ -96,9 +95,11 @@ def _check_settings(env_id, policy, density, warmup_frames, seed, max_steps, n_e
                     sticky_actions) -> None:
     from pcnn_explore.envs import check_env_id
 
+    from pcnn_explore.density import BONUS_MODELS
+
     check_env_id(env_id)
-    if density not in DENSITY_MODELS:
-        raise ValueError(f"unknown density model {density!r}: choose one of {', '.join(DENSITY_MODELS)}")
+    if density not in BONUS_MODELS:
+        raise ValueError(f"unknown density model {density!r}: choose one of {', '.join(BONUS_MODELS)}")
     for name, value, lo in (("warmup_frames", warmup_frames, 0), ("seed", seed, 0),
                             ("max_steps", max_steps, 1), ("n_episodes", n_episodes, 1)):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < lo:
@@ -120,15 +121,24 @@ def _check_settings(env_id, policy, density, warmup_frames, seed, max_steps, n_e
 
 
 def _load_checkpoint_policy(path: str, env_id: str, seed: int):
-    """``pcnn_explore.train.load_policy``, checked against ``env_id``."""
+    """``pcnn_explore.train.load_policy``, checked against ``env_id``; ValueError naming the file if
+    it holds no policy (the reason in our words: never advice to unpickle an untrusted file)."""
+    from pcnn_explore.train import load_policy
+
     try:
-        from pcnn_explore.train import load_policy
-    except ImportError as e:  # pragma: no cover - the train module ships with the package
-        raise ValueError(f"checkpoint policies need pcnn_explore.train.load_policy ({e})") from None
-    ckpt_env, fn = load_policy(path, epsilon=0.0, seed=seed)
+        ckpt_env, fn = load_policy(path, epsilon=0.0, seed=seed)
+    except Exception as e:  # whatever the loader raises for a file that is not a policy
+        raise ValueError(f"cannot load a policy from {path}: {_policy_error(e)}") from None
     if ckpt_env != env_id:
         raise ValueError(f"checkpoint {path} was trained on {ckpt_env!r}, not {env_id!r}; pass --env {ckpt_env}")
     return fn
+
+
+def _policy_error(e: Exception) -> str:
+    text = " ".join(str(e).split())
+    if not text or any(word in text for word in ("weights_only", "allow_pickle", "pickle.load", "Unpickl")):
+        return f"not a checkpoint saved by pcnn-explore train ({type(e).__name__})"
+    return text
 
 
 def _make_env_and_policy(policy: str, env_id: str, env_seed: int, rng: np.random.Generator,
@@ -205,8 +215,7 @@ def _record(env_id, policy, density, warmup_frames, seed, max_steps, n_episodes,
     if policy not in ("random", "scripted"):
         checkpoint_fn = _load_checkpoint_policy(policy, env_id, int(seed))
         sticky = float(getattr(checkpoint_fn, "env_kwargs", {}).get("sticky_actions", sticky))
-    model_kwargs = {"device": device, "seed": int(seed)} if density == "pixelcnn" else {}
-    model = make_density(density, **model_kwargs)
+    model = make_density(density, device=device, seed=int(seed))  # each model takes the options it lists
     bonus = PseudoCountBonus(model, scale=float(pg_scale), schedule=pg_schedule)
     is_montezuma = env_id == "ALE/MontezumaRevenge-v5"
     atari = env_id.startswith("ALE/")
@@ -292,3 +301,4 @@ def _progress(iterable, enabled: bool, desc: str):
     from tqdm.auto import tqdm
 
     return tqdm(iterable, desc=desc, leave=False)
+
