@@ -68,7 +68,7 @@ def test_rewards_are_clipped_and_intrinsic_only_ignores_extrinsic(tmp_path):
     cfg = smoke(tmp_path, bonus="cts", mmc_beta=0.1, steps=200)
     train(cfg, progress=False)
     ck = load(Path(cfg.out_dir) / "checkpoint.pt")
-    r = ck["replay"]["reward"][ck["replay"]["has_transition"]]
+    r = ck["replay"]["shards"][0]["reward"][ck["replay"]["shards"][0]["has_transition"]]
     assert r.max() <= 1.0 and r.min() >= -1.0
     assert (r[:5] == 1.0).all()  # the first frames are novel: the bonus saturates the clip
 
@@ -81,7 +81,7 @@ def test_intrinsic_only_learns_from_the_bonus_alone(tmp_path):
     for intrinsic_only in (True, False):
         cfg = smoke(tmp_path, f"intr{intrinsic_only}", intrinsic_only=intrinsic_only, **kw)
         train(cfg, progress=False)
-        rep = load(Path(cfg.out_dir) / "checkpoint.pt")["replay"]
+        rep = load(Path(cfg.out_dir) / "checkpoint.pt")["replay"]["shards"][0]
         runs[intrinsic_only] = (read_log(cfg.out_dir), rep["reward"][rep["has_transition"]])
     log, rewards = runs[True]
     assert log["return"].max() > 0  # the random walk (left/right/forward) reaches the goal

@@ -23,7 +23,7 @@ SCORED_FRAMES = ("state", "next_state")
 #: integer settings -> lowest allowed value (None allowed where the field's default is None)
 INT_LOWS = {"steps": 1, "batch_size": 1, "train_every": 1, "target_update_every": 1, "log_every": 1,
             "tile_size": 1, "seed": 0, "checkpoint_every": 0, "learning_starts": 0, "epsilon_decay_steps": 0,
-            "num_threads": 0, "replay_capacity": 16, "hidden": 1, "frame_stack": 1, "n_actions": 1}
+            "num_threads": 0, "num_envs": 1, "replay_capacity": 16, "hidden": 1, "frame_stack": 1, "n_actions": 1}
 #: real-valued settings -> (low, high)
 NUMBER_RANGES = {"mmc_beta": (0.0, 1.0), "gamma": (0.0, 1.0), "epsilon_start": (0.0, 1.0),
                  "epsilon_end": (0.0, 1.0), "sticky_actions": (0.0, 1.0), "pg_scale": (0.0, math.inf),
@@ -66,6 +66,7 @@ class TrainConfig(ExperimentSettings):
     profile: str = "study"  # preset the unset settings come from
     checkpoint_every: int | None = None  # agent steps between checkpoints, taken at the next episode end (0: at the end only; auto: a tenth of the run, within [10K, 1M])
     device: str = "cpu"  # cpu | cuda | cuda:N | mps
+    num_envs: int = 1  # envs stepped together (N > 1: one worker process each); steps must be a multiple of N
     # agent
     network: str = "auto"  # Q-network: nature (Atari conv net), small (MLP), auto (by observation)
     hidden: int | None = None  # hidden units of the small network (auto: its default)
@@ -139,6 +140,9 @@ class TrainConfig(ExperimentSettings):
                 check_number(f.name, value, *NUMBER_RANGES[f.name])
             elif f.type in ("bool", "bool | None"):
                 check_bool(f.name, value, allow_none=f.default is None)
+        if self.steps % self.num_envs:
+            raise SettingError(f"{{steps}} ({self.steps}) must be a multiple of {{num_envs}} ({self.num_envs}): "
+                               "each vector step advances every env once")
         if self.intrinsic_only and self.bonus == "none":
             raise SettingError("{intrinsic_only} needs {bonus}",
                                python={"intrinsic_only": "intrinsic_only=True", "bonus": "a bonus: set bonus to "

@@ -21,7 +21,9 @@ import torch
 
 from pcnn_explore.run.config import TrainConfig
 from pcnn_explore.run.metrics import EpisodeStats, WindowStats, crossed, tensorboard_writer
+from pcnn_explore.run.envs import Slot, make_pool
 from pcnn_explore.run.scorer import BonusScorer
+from pcnn_explore.run.shards import ReplayShards
 from pcnn_explore.run.state import (CHECKPOINT, CsvLog, Resume, episode_seed, open_run, read_log, restore_rng_states,
                                     rng_states, save_checkpoint, truncate_log, write_settings)
 
@@ -61,31 +63,28 @@ def describe(cfg: TrainConfig) -> str:
 
 
 def build(cfg: TrainConfig):
-    """(env, agent, replay, bonus or None), all seeded from ``cfg.seed``."""
+    """(envs, agent, replay, bonus or None), all seeded from ``cfg.seed``."""
     from pcnn_explore.agents.dqn import DQNAgent
-    from pcnn_explore.agents.replay import ReplayBuffer
     from pcnn_explore.bonus import PseudoCountBonus
     from pcnn_explore.density import make_density
-    from pcnn_explore.envs import is_atari, make_env
+    from pcnn_explore.envs import is_atari
 
     random.seed(cfg.seed)
     np.random.seed(cfg.seed % 2**32)
     torch.manual_seed(cfg.seed)
-    env = make_env(cfg.env, cfg.seed, sticky_actions=cfg.sticky_actions, terminal_on_life_loss=cfg.terminal_on_life_loss,
-                   frame_stack=cfg.frame_stack, tile_size=cfg.tile_size, view=cfg.view, n_actions=cfg.n_actions,
-                   density_frame=cfg.bonus != "none")
-    obs_shape, n_actions = env.observation_space.shape, int(env.action_space.n)
+    envs = make_pool(cfg)
+    obs_shape, n_actions = envs.observation_space.shape, int(envs.action_space.n)
     agent = DQNAgent(obs_shape, n_actions, network=cfg.network, hidden=cfg.hidden, gamma=cfg.gamma,
                      mmc_beta=cfg.mmc_beta, double_q=cfg.double_q, optimizer=cfg.optimizer, lr=cfg.lr,
                      device=cfg.device)
     stack = cfg.frame_stack if cfg.frame_stack is not None else (4 if is_atari(cfg.env) else 1)
-    replay = ReplayBuffer(cfg.replay_capacity, obs_shape, stack=stack, gamma=cfg.gamma,
+    replay = ReplayShards(cfg.num_envs, cfg.replay_capacity, obs_shape, stack=stack, gamma=cfg.gamma,
                           running_episode=cfg.running_episode)
     bonus = None
     if cfg.bonus != "none":
         model = make_density(cfg.bonus, lr=cfg.density_lr, device=cfg.device, seed=cfg.seed)
         bonus = PseudoCountBonus(model, scale=cfg.pg_scale, schedule=cfg.pg_schedule)
-    return env, agent, replay, bonus
+    return envs, agent, replay, bonus
 
 
 def train(cfg: TrainConfig, resume: bool = False, progress: bool = True) -> TrainResult:
@@ -106,34 +105,42 @@ def train(cfg: TrainConfig, resume: bool = False, progress: bool = True) -> Trai
 
 
 def run_loop(cfg: TrainConfig, start: Resume, progress: bool = True) -> TrainResult:
-    """The loop itself, from the start point :func:`open_run` found."""
+    """The loop itself, from the start point :func:`open_run` found. Envs are treated in the order
+    0 ... N-1 within each vector step (the density model trains on their frames in that order)."""
     out = Path(cfg.out_dir)
     if start.finished:
         return _result(cfg, start.step, 0.0, float("nan"))
     out.mkdir(parents=True, exist_ok=True)
     if cfg.num_threads:
         torch.set_num_threads(cfg.num_threads)
-    env, agent, replay, bonus = build(cfg)
+    envs, agent, replay, bonus = build(cfg)
     rng = np.random.default_rng(np.random.SeedSequence([cfg.seed, 0xA6E7]))
-    step, episode, saved = 0, 0, start.saved
+    step, episodes, saved, running = 0, 0, start.saved, [None] * cfg.num_envs
     if saved is not None:
         agent.load_state_dict(saved["agent"])
         replay.load_state_dict(saved["replay"])
         if bonus is not None:
             bonus.load_state_dict(saved["bonus"])
         restore_rng_states(rng, saved["rng"])
-        step, episode = int(saved["step"]), int(saved["episode"])
+        step, episodes, running = int(saved["step"]), int(saved["episodes"]), saved["running"]
     truncate_log(out / "log.csv", step)  # rows after the checkpoint are dropped; a fresh run starts empty
     write_settings(cfg)
-    obs_shape, n_actions = env.observation_space.shape, int(env.action_space.n)
+    slots = []
+    for i, r in enumerate(running):  # each env's running episode: resumed, or the next one
+        if r is None:
+            r, episodes = {"episode": episodes, "actions": [], "stats": None}, episodes + 1
+        obs, info = envs.start(i, episode_seed(cfg.seed, r["episode"]), r["actions"])
+        stats = EpisodeStats.from_state(r["stats"], agent.device) if r["stats"] else EpisodeStats(agent.device)
+        slots.append(Slot(int(r["episode"]), obs, info.get("density_frame"), stats, [int(a) for a in r["actions"]]))
+    shapes = {"obs_shape": list(envs.observation_space.shape), "n_actions": int(envs.action_space.n)}
 
     def checkpoint() -> None:
         config = cfg.to_dict()
-        save_checkpoint(out, {"config": config, "step": step, "episode": episode, "obs_shape": list(obs_shape),
-                              "n_actions": n_actions, "agent": agent.state_dict(), "replay": replay.state_dict(),
-                              "bonus": bonus.state_dict() if bonus is not None else None, "rng": rng_states(rng)},
-                        {"config": config, "step": step, "obs_shape": list(obs_shape), "n_actions": n_actions,
-                         "q": agent.q.state_dict()})
+        save_checkpoint(out, {"config": config, "step": step, "episodes": episodes, **shapes,
+                              "running": [s.state() for s in slots], "agent": agent.state_dict(),
+                              "replay": replay.state_dict(), "rng": rng_states(rng),
+                              "bonus": bonus.state_dict() if bonus is not None else None},
+                        {"config": config, "step": step, **shapes, "q": agent.q.state_dict()})
 
     log = CsvLog(out / "log.csv")
     tb = tensorboard_writer(out, cfg.tensorboard, step if saved is not None else None)
@@ -146,59 +153,59 @@ def run_loop(cfg: TrainConfig, start: Resume, progress: bool = True) -> TrainRes
     threaded = cfg.bonus_thread if cfg.bonus_thread is not None else cfg.device.startswith("cuda")
     scorer = BonusScorer(bonus, threaded=threaded, device=cfg.device) if bonus is not None else None
     start_step, t0, learn_clock = step, time.perf_counter(), None  # learn_clock: (step, time) of the first gradient step
-    last_checkpoint = step
-    win = WindowStats(agent.device, step)
+    last_checkpoint, win = step, WindowStats(agent.device, step)
     try:
         while step < cfg.steps:
-            obs, info = env.reset(seed=episode_seed(cfg.seed, episode))
-            frame = info.get("density_frame")
-            ep = EpisodeStats(agent.device)
-            while True:
-                epsilon = epsilon_at(cfg, step)
-                action = agent.act(obs, epsilon, rng)
-                pending = scorer.submit(frame) if scorer is not None and cfg.scored_frame == "state" else None
-                next_obs, reward, terminated, truncated, info = env.step(action)
-                next_frame = info.get("density_frame")
-                if scorer is not None and cfg.scored_frame == "next_state":
-                    pending = scorer.submit(next_frame)
-                step += 1
-                # The gradient step samples transitions up to t - 1: transition t enters the replay
-                # below, once its bonus is known, so the density update (in a worker thread when
-                # bonus_thread) runs alongside the env step and this gradient step.
-                if step > cfg.learning_starts and crossed(step - 1, step, cfg.train_every) and replay.can_sample():
-                    learn_clock = learn_clock or (step - 1, time.perf_counter())
+            epsilon = epsilon_at(cfg, step)
+            actions = [agent.act(s.obs, epsilon, rng) for s in slots]
+            pending = [scorer.submit(s.frame) if scorer is not None and cfg.scored_frame == "state" else None
+                       for s in slots]
+            results = envs.step(actions)
+            if scorer is not None and cfg.scored_frame == "next_state":
+                pending = [scorer.submit(r[4].get("density_frame")) for r in results]
+            before, step = step, step + cfg.num_envs
+            # Gradient steps sample transitions stored before this vector step: its transitions enter
+            # the replay below, once their bonus is known, so the density updates (in a worker thread
+            # when bonus_thread) run alongside the env steps and these gradient steps.
+            for _ in range(step // cfg.train_every - before // cfg.train_every):
+                if step > cfg.learning_starts and replay.can_sample():
+                    learn_clock = learn_clock or (before, time.perf_counter())
                     loss = agent.learn(replay.sample(cfg.batch_size, rng))
-                    ep.add_loss(loss)
-                    win.add_loss(loss)
-                if crossed(step - 1, step, cfg.target_update_every):
-                    agent.sync_target()
-                record = pending.result() if pending is not None else None
+                    for stats in (slots[0].stats, win):  # the TD loss is logged with env 0's episode
+                        stats.add_loss(loss)
+            if crossed(before, step, cfg.target_update_every):
+                agent.sync_target()
+            for i, (slot, handle, (next_obs, reward, terminated, truncated, info)) in enumerate(
+                    zip(slots, pending, results)):
+                record = handle.result() if handle is not None else None
                 r_plus = float(record.bonus) if record is not None else 0.0
                 extrinsic = 0.0 if cfg.intrinsic_only else float(reward)
-                episode_end = bool(terminated or truncated or step >= cfg.steps)
-                replay.add(obs, action, min(1.0, max(-1.0, extrinsic + r_plus)), bool(terminated), next_obs,
-                           episode_end)
-                ep.add_step(reward, record)
+                end = bool(terminated or truncated or step >= cfg.steps)
+                replay.add(i, slot.obs, actions[i], min(1.0, max(-1.0, extrinsic + r_plus)), bool(terminated),
+                           next_obs, end)
+                slot.stats.add_step(reward, record)
                 win.add_step(record)
-                if crossed(step - 1, step, cfg.log_every):
-                    win.write(tb, step, epsilon, bonus is not None)
-                obs, frame = next_obs, next_frame
-                if episode_end:
-                    break
-            log.write(ep.row(step, episode, bool(terminated or truncated), epsilon, time.perf_counter() - t0,
-                             bonus is not None))
-            for name, value in (("episodic_return", ep.ret), ("episodic_length", ep.length),
-                                ("intrinsic_return", ep.intr)):
-                tb.add_scalar(f"charts/{name}", value, step)
-            episode += 1
+                slot.obs, slot.frame = next_obs, info.get("density_frame")
+                slot.actions.append(int(actions[i]))
+                if end:
+                    log.write(slot.stats.row(step, slot.episode, bool(terminated or truncated), epsilon,
+                                             time.perf_counter() - t0, bonus is not None))
+                    for name, value in (("episodic_return", slot.stats.ret), ("episodic_length", slot.stats.length),
+                                        ("intrinsic_return", slot.stats.intr)):
+                        tb.add_scalar(f"charts/{name}", value, step)
+                    if step < cfg.steps:
+                        obs, info = envs.start(i, episode_seed(cfg.seed, episodes))
+                        slots[i], episodes = Slot(episodes, obs, info.get("density_frame"),
+                                                  EpisodeStats(agent.device)), episodes + 1
+            if crossed(before, step, cfg.log_every):
+                win.write(tb, step, epsilon, bonus is not None)
             if bar is not None:
-                bar.update(ep.length)
-                bar.set_postfix(ep=episode, ret=f"{ep.ret:.2f}", refresh=False)
+                bar.update(cfg.num_envs)
             if step >= cfg.steps or crossed(last_checkpoint, step, cfg.checkpoint_interval):
                 checkpoint()
                 last_checkpoint = step
     finally:
-        for closable in (scorer, log, tb, bar, env):
+        for closable in (scorer, log, tb, bar, envs):
             if closable is not None:
                 closable.close()
     learning_sps = float("nan")

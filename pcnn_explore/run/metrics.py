@@ -42,6 +42,19 @@ class EpisodeStats:
         self.loss += loss
         self.n_loss += 1
 
+    def state(self) -> dict:
+        """Plain numbers, for a checkpoint taken mid-episode."""
+        return {"ret": self.ret, "length": self.length, "intr": self.intr, "pg": self.pg, "loss": float(self.loss),
+                "n_loss": self.n_loss}
+
+    @classmethod
+    def from_state(cls, d: dict, device) -> "EpisodeStats":
+        stats = cls(device)
+        stats.ret, stats.length, stats.intr, stats.pg = float(d["ret"]), int(d["length"]), float(d["intr"]), float(d["pg"])
+        stats.loss += float(d["loss"])
+        stats.n_loss = int(d["n_loss"])
+        return stats
+
     def row(self, step: int, episode: int, complete: bool, epsilon: float, wall: float, with_bonus: bool) -> dict:
         """The episode's ``log.csv`` row."""
         return {"step": step, "episode": episode, "return": self.ret, "length": self.length,

@@ -11,7 +11,8 @@ Files in ``out_dir``:
 - ``policy.pt``: the Q-network and the settings that rebuild its env, written beside every
   checkpoint; :func:`load_policy` reads only this small file.
 
-Checkpoints fall between episodes, so the environment needs no saved state: episode k starts with
+Checkpoints fall between vector steps; each env's running episode is stored as its number and
+actions, and replayed on resume (see :mod:`pcnn_explore.run.envs`): episode k starts with
 ``env.reset(seed=episode_seed(seed, k))``.
 """
 from __future__ import annotations
@@ -40,7 +41,7 @@ __all__ = ["LOG_COLUMNS", "CHECKPOINT", "POLICY", "LOG", "SETTINGS", "FORMAT", "
 LOG_COLUMNS = ("step", "episode", "return", "length", "complete", "intrinsic_return", "intrinsic_mean",
                "prediction_gain_mean", "epsilon", "td_loss", "wall_seconds")
 CHECKPOINT, POLICY, LOG, SETTINGS = "checkpoint.pt", "policy.pt", "log.csv", "settings.json"
-FORMAT = 1
+FORMAT = 2  # 2: replay in per-env shards, running episodes stored per env
 
 
 class RunError(SettingError):

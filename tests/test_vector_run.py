@@ -1,0 +1,93 @@
+"""Training with N envs: N = 1 is exactly the single-env run; N = 2 logs every step once and resumes bit for bit."""
+from __future__ import annotations
+
+import csv
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from pcnn_explore.checkpoint import load
+from pcnn_explore.run.metrics import crossed
+from pcnn_explore.train import LOG_COLUMNS, TrainConfig, read_log, train
+
+torch.set_num_threads(1)
+ENV = "MiniGrid-Empty-5x5-v0"
+GOLDEN = Path(__file__).parent / "data" / "log_single_env_cts_seed3.csv"
+
+
+def test_crossed_fires_once_per_multiple_passed():
+    assert [crossed(s, s + 1, 4) for s in range(8)] == [False, False, False, True, False, False, False, True]
+    assert crossed(3, 8, 4) and not crossed(4, 7, 4) and crossed(7, 8, 4)
+    assert not crossed(0, 100, 0)  # 0: never
+    assert sum(crossed(s, s + 3, 5) for s in range(0, 30, 3)) == 30 // 5
+
+
+def test_one_env_gives_exactly_the_single_env_run(tmp_path):
+    # tests/data holds the log of this run made by the loop before it handled N envs (wall time dropped)
+    cfg = TrainConfig.preset("smoke", env=ENV, bonus="cts", steps=700, seed=3, n_actions=3, tensorboard=False,
+                             out_dir=str(tmp_path / "r"), num_envs=1)
+    train(cfg, progress=False)
+    got = list(csv.reader(open(tmp_path / "r" / "log.csv")))
+    want = list(csv.reader(open(GOLDEN)))
+    assert [row[:10] for row in got] == want
+
+
+def test_two_envs_log_every_step_once_and_keep_the_replay_ratio(tmp_path):
+    cfg = TrainConfig.preset("smoke", env=ENV, bonus="cts", steps=400, seed=1, n_actions=3, tensorboard=False,
+                             out_dir=str(tmp_path / "r"), num_envs=2, checkpoint_every=0)
+    train(cfg, progress=False)
+    log = read_log(cfg.out_dir)
+    assert log["length"].sum() == 400  # every agent step of both envs, once
+    np.testing.assert_array_equal(np.sort(log["episode"]), np.arange(len(log["episode"])))
+    assert (log["complete"] == 0).sum() <= 2  # only the budget cuts episodes short, at most one per env
+    ck = load(Path(cfg.out_dir) / "checkpoint.pt")
+    assert ck["bonus"]["n"] == 400 and ck["step"] == 400
+    assert [len(s["action"]) for s in ck["replay"]["shards"]] and len(ck["replay"]["shards"]) == 2
+    assert ck["agent"]["optimizer"]["state"][0]["step"] == (400 - 100) // 4  # one gradient step per 4 agent steps
+
+
+def test_steps_must_be_a_multiple_of_num_envs():
+    with pytest.raises(ValueError, match=r"steps \(301\) must be a multiple of num_envs \(2\)"):
+        TrainConfig.preset("smoke", env=ENV, steps=301, num_envs=2)
+
+
+@pytest.mark.slow
+def test_sigkill_then_resume_with_two_envs_matches_uninterrupted(tmp_path):
+    steps, every = 800, 100
+    common = [sys.executable, "-m", "pcnn_explore", "train", "--env", ENV, "--bonus", "cts", "--profile", "smoke",
+              "--seed", "2", "--steps", str(steps), "--num-envs", "2", "--n-actions", "3",
+              "--checkpoint-every", str(every), "--no-progress"]
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    killed, ref = tmp_path / "killed", tmp_path / "ref"
+    proc = subprocess.Popen(common + ["--out", str(killed)], env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE)
+    ckpt, deadline = killed / "checkpoint.pt", time.time() + 120
+    while time.time() < deadline and proc.poll() is None:  # kill between two checkpoints
+        if ckpt.exists() and 200 <= load(ckpt)["step"] < steps - 2 * every:
+            time.sleep(0.05)
+            break
+        time.sleep(0.01)
+    assert proc.poll() is None, "the run finished before it could be killed: raise steps"
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    saved = load(ckpt)
+    assert saved["step"] < steps and any(len(r["actions"]) for r in saved["running"])  # mid-episode
+    subprocess.run(common + ["--out", str(killed), "--resume"], env=env, check=True, stdout=subprocess.DEVNULL)
+    subprocess.run(common + ["--out", str(ref)], env=env, check=True, stdout=subprocess.DEVNULL)
+    got, want = read_log(killed), read_log(ref)
+    assert got["length"].sum() == steps
+    for col in LOG_COLUMNS:
+        if col != "wall_seconds":
+            np.testing.assert_array_equal(got[col], want[col], err_msg=col)
+    from test_train import assert_same
+
+    a, b = load(killed / "checkpoint.pt"), load(ref / "checkpoint.pt")
+    a["config"].pop("out_dir"), b["config"].pop("out_dir")
+    assert_same(a, b)
