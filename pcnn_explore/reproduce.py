@@ -8,8 +8,9 @@ Usage::
     pcnn-explore reproduce --only 03                # only notebooks whose name contains "03"
     pcnn-explore reproduce --only "0[1-3]_*"        # or a glob on the file name
 
-Every ``notebooks/NN_*.ipynb`` (two digits, an underscore, a name) runs in order with papermill
-(kernel ``python3``, working directory ``notebooks/``), with the injected parameters
+Every ``NN_*.ipynb`` notebook shipped with the package (``notebooks/`` in a checkout; two digits,
+an underscore, a name) runs in order with papermill (kernel ``python3``, working directory
+``OUT/<notebook stem>``, so nothing is written beside the notebooks), with the injected parameters
 ``profile`` and ``output_dir = OUT/<notebook stem>``. For each notebook the command writes, in
 ``OUT/<stem>/``: the executed notebook ``<stem>.ipynb``, its HTML rendering ``<stem>.html``, and
 whatever the notebook writes there itself (``metrics.json``, figures). ``OUT/index.html``
@@ -38,6 +39,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import fnmatch
+import functools
 import html
 import json
 import os
@@ -46,13 +48,15 @@ import time
 from pathlib import Path
 from typing import Any, Sequence
 
+from pcnn_explore import resources
+from pcnn_explore.atomic import write_text_atomic
 from pcnn_explore.profiles import PROFILES, check_profile
 
 __all__ = ["NotebookResult", "find_notebooks", "reproduce", "write_index", "add_arguments", "run_cli",
-           "DEFAULT_NOTEBOOKS", "DEFAULT_KERNEL"]
+           "kernel_options", "DEFAULT_NOTEBOOKS", "DEFAULT_KERNEL"]
 
-#: notebooks/ next to the package in a repository checkout
-DEFAULT_NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
+#: the notebooks shipped with the package (package data; the checkout's notebooks/)
+DEFAULT_NOTEBOOKS = resources.notebooks_dir()
 DEFAULT_KERNEL = "python3"
 _NOTEBOOK_NAME = re.compile(r"^\d\d_.+\.ipynb$")
 
@@ -82,7 +86,7 @@ class NotebookResult:
 
 
 def find_notebooks(notebooks_dir: str | os.PathLike | None = None, only: str | None = None) -> list[Path]:
-    """The ``NN_*.ipynb`` notebooks of ``notebooks_dir`` (default: the checkout's notebooks/), in
+    """The ``NN_*.ipynb`` notebooks of ``notebooks_dir`` (default: the package's notebooks), in
     order, filtered by ``only`` (a glob on the file name if it holds ``*?[``, else a substring).
 
     Raises FileNotFoundError when the directory is missing or nothing matches.
@@ -90,8 +94,8 @@ def find_notebooks(notebooks_dir: str | os.PathLike | None = None, only: str | N
     root = Path(notebooks_dir) if notebooks_dir is not None else DEFAULT_NOTEBOOKS
     if not root.is_dir():
         raise FileNotFoundError(
-            f"notebook directory {root} does not exist; run from a repository checkout or pass "
-            "--notebooks DIR (the folder holding 01_*.ipynb, 02_*.ipynb, ...)")
+            f"notebook directory {root} does not exist; pass --notebooks DIR (the folder holding "
+            "01_*.ipynb, 02_*.ipynb, ...)")
     found = sorted(p for p in root.iterdir() if p.is_file() and _NOTEBOOK_NAME.match(p.name))
     if not found:
         raise FileNotFoundError(f"no notebooks named NN_*.ipynb in {root}; pass --notebooks DIR")
@@ -115,15 +119,49 @@ def _check_kernel(kernel_name: str) -> None:
                          f"`python -m ipykernel install --user --name {kernel_name}`") from None
 
 
+def kernel_options() -> dict[str, Any]:
+    """Keyword arguments for ``papermill.execute_notebook`` that start and stop the kernel cleanly.
+
+    - Transport encryption: where pyzmq has CurveZMQ and the kernelspec declares it (ipykernel's
+      does), the kernel manager provisions keys, so the kernel talks to papermill encrypted and
+      does not warn "Kernel is running over TCP without encryption".
+    - Shutdown: jupyter_client interrupts a kernel (SIGINT to its process group) before asking it to
+      shut down. When papermill is done the kernel is idle, so that signal only hits whatever it
+      is finishing (logged as "KeyboardInterrupt caught in kernel.") and its worker processes.
+      The kernel manager given here skips it; a kernel that ignores the shutdown request is
+      still terminated by jupyter_client after its grace period.
+    """
+    import zmq
+    from traitlets.config import Config
+
+    manager = _idle_shutdown_kernel_manager()
+    config = Config()
+    if zmq.has("curve") and manager.class_traits(config=True).get("transport_encryption") is not None:
+        config.KernelManager.transport_encryption = "auto"  # jupyter_client >= 8.10
+    return {"kernel_manager_class": manager, "config": config}
+
+
+@functools.lru_cache(maxsize=None)
+def _idle_shutdown_kernel_manager() -> type:
+    from jupyter_client.manager import AsyncKernelManager
+
+    class _IdleShutdownKernelManager(AsyncKernelManager):
+        """An AsyncKernelManager whose shutdown does not send SIGINT first (see kernel_options)."""
+
+        async def _async_interrupt_kernel(self) -> None:
+            if self.shutting_down:
+                return
+            await super()._async_interrupt_kernel()
+
+    return _IdleShutdownKernelManager
+
+
 def _render_html(executed: Path, target: Path) -> Path:
     import nbformat
     from nbconvert import HTMLExporter
 
     body, _ = HTMLExporter().from_notebook_node(nbformat.read(executed, as_version=4))
-    tmp = target.with_suffix(".html.tmp")
-    tmp.write_text(body, encoding="utf-8")
-    os.replace(tmp, target)
-    return target
+    return write_text_atomic(target, body)
 
 
 def _run_one(notebook: Path, out: Path, profile: str, kernel_name: str) -> NotebookResult:
@@ -139,7 +177,7 @@ def _run_one(notebook: Path, out: Path, profile: str, kernel_name: str) -> Noteb
     try:
         pm.execute_notebook(str(notebook), str(executed), kernel_name=kernel_name,
                             parameters={"profile": profile, "output_dir": str(out_dir)},
-                            cwd=str(notebook.parent), progress_bar=False, log_output=False)
+                            cwd=str(out_dir), progress_bar=False, log_output=False, **kernel_options())
     except PapermillExecutionError as exc:
         failed_cell = exc.exec_count
         error = f"{notebook.name}: cell [{exc.exec_count}] raised {exc.ename}: {exc.evalue}"
@@ -208,11 +246,7 @@ table.fig td, table.fig th {{ border: none; border-bottom: 1px solid #eee; }}
 </table></body></html>
 """
     out.mkdir(parents=True, exist_ok=True)
-    path = out / "index.html"
-    tmp = out / ".index.html.tmp"
-    tmp.write_text(page, encoding="utf-8")
-    os.replace(tmp, path)
-    return path
+    return write_text_atomic(out / "index.html", page)
 
 
 def reproduce(profile: str = "smoke", only: str | None = None, out: str | os.PathLike | None = None,

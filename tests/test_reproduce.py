@@ -8,7 +8,8 @@ import nbformat
 import pytest
 
 from pcnn_explore import cli
-from pcnn_explore.reproduce import find_notebooks, reproduce
+from pcnn_explore import resources
+from pcnn_explore.reproduce import DEFAULT_NOTEBOOKS, find_notebooks, reproduce
 
 
 def _notebook(*cells: str) -> nbformat.NotebookNode:
@@ -28,10 +29,13 @@ d = pathlib.Path(output_dir); d.mkdir(parents=True, exist_ok=True)
 """
 
 
+_WRITE_RELATIVE = 'open("relative.txt", "w").write("written in the working directory")'
+
+
 @pytest.fixture(scope="module")
 def fake_notebooks(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("notebooks")
-    nbformat.write(_notebook("x = 1", _WRITE_METRICS % "1.25"), root / "01_first.ipynb")
+    nbformat.write(_notebook("x = 1", _WRITE_METRICS % "1.25", _WRITE_RELATIVE), root / "01_first.ipynb")
     nbformat.write(_notebook("x = 1", "y = 2", "raise ValueError('deliberate failure')"), root / "02_broken.ipynb")
     nbformat.write(_notebook(_WRITE_METRICS % "3.5"), root / "03_third.ipynb")
     (root / "README.md").write_text("not a notebook")
@@ -63,6 +67,30 @@ def test_every_notebook_leaves_executed_notebook_html_and_metrics(full_run):
     executed = nbformat.read(out / "01_first" / "01_first.ipynb", as_version=4)
     injected = "".join(c.source for c in executed.cells if "injected-parameters" in c.metadata.get("tags", []))
     assert "profile = \"smoke\"" in injected and str((out / "01_first").resolve()) in injected
+
+
+def test_notebooks_run_in_their_output_directory(full_run, fake_notebooks):
+    _, out = full_run
+    assert (out / "01_first" / "relative.txt").is_file()  # a relative path lands in OUT/<stem>/
+    assert sorted(p.name for p in fake_notebooks.iterdir()) == [
+        "01_first.ipynb", "02_broken.ipynb", "03_third.ipynb", "README.md", "scratch.ipynb"]
+
+
+def test_the_default_notebooks_are_the_package_data():
+    assert DEFAULT_NOTEBOOKS == resources.notebooks_dir()
+    names = [p.name for p in find_notebooks()]
+    assert len(names) == 12 and names[0] == "00_pseudo_counts.ipynb" and names[-1] == "11_intrinsic_reward_episode.ipynb"
+
+
+def test_output_carries_no_kernel_noise(fake_notebooks, tmp_path, capfd):
+    """The kernel talks to papermill encrypted (no "running over TCP without encryption" warning)
+    and is shut down without a SIGINT (no "KeyboardInterrupt caught in kernel")."""
+    status = cli.main(["reproduce", "--notebooks", str(fake_notebooks), "--out", str(tmp_path), "--only", "01"])
+    out, err = capfd.readouterr()
+    assert status == 0
+    assert "1/1 notebooks ok" in out
+    for noise in ("without encryption", "KeyboardInterrupt", "Traceback"):
+        assert noise not in out + err, noise
 
 
 def test_index_lists_every_notebook_with_status_and_figures(full_run):
