@@ -35,10 +35,17 @@ def test_01_online_vs_shuffled(notebook_runner):
 
 
 def test_02_episode_start_spikes(notebook_runner):
-    s = _common(notebook_runner("02_episode_start_spikes.ipynb"))
-    assert s["n_episode_starts"] >= 1
-    assert s["mean_loss_last_1000_nats"] > 0
-    assert 0 <= s["n_spikes"] <= s["n_episode_starts"]
+    m = notebook_runner("02_episode_start_spikes.ipynb")
+    s = _common(m)
+    assert _finite(s["mean_loss_last_1000_nats"]) and s["mean_loss_last_1000_nats"] > 0
+    # The smoke stream (150 random Pong steps, far shorter than a game) holds one episode, started
+    # at frame 0, inside the first `baseline` frames that no spike is ranked in. So there is no
+    # spike to rank and no frame near a start: the notebook must say the run is too short rather
+    # than report a fraction. (The ranking itself is tested in test_density_stats.py.)
+    assert m["settings"]["n_frames"] == 150 and m["settings"]["baseline"] > m["settings"]["window"]
+    assert s["n_episode_starts"] == 1 and s["n_spikes"] == 0
+    assert s["spikes_near_start_fraction"] is None and s["chance_fraction"] == 0.0
+    assert s["verdict"].startswith("no episode start after the first frames")
 
 
 def test_03_lr_schedules(notebook_runner):
@@ -47,7 +54,12 @@ def test_03_lr_schedules(notebook_runner):
     assert sorted(keys) == ["final_loss_constant_0.001_nats", "final_loss_inverse_1_nats",
                             "final_loss_inverse_sqrt_0.1_nats"]
     assert all(_finite(s[k]) and s[k] > 0 for k in keys)
-    assert sorted(s["ranking"].split(" < ")) == ["constant", "n^-1", "n^-1/2"]
+    # one rate per schedule in the smoke grid: the ranking and the best run follow the final losses
+    runs = {"constant": ("0.001", s["final_loss_constant_0.001_nats"]), "n^-1": ("1", s["final_loss_inverse_1_nats"]),
+            "n^-1/2": ("0.1", s["final_loss_inverse_sqrt_0.1_nats"])}
+    order = sorted(runs, key=lambda label: runs[label][1])
+    assert s["ranking"] == " < ".join(order)
+    assert s["best"] == f"{order[0]} {runs[order[0]][0]}"
 
 
 def test_04_samples(notebook_runner, tmp_path):
