@@ -91,3 +91,16 @@ def test_sigkill_then_resume_with_two_envs_matches_uninterrupted(tmp_path):
     a, b = load(killed / "checkpoint.pt"), load(ref / "checkpoint.pt")
     a["config"].pop("out_dir"), b["config"].pop("out_dir")
     assert_same(a, b)
+
+
+@pytest.mark.parametrize("epsilon", [0.0, 0.5, 1.0])
+def test_batched_epsilon_greedy_draws_like_one_act_per_env(epsilon):
+    from pcnn_explore.agents.dqn import DQNAgent
+    from pcnn_explore.run.loop import epsilon_greedy
+
+    agent = DQNAgent((3, 5, 5), 4, hidden=16)
+    obs = [np.random.default_rng(i).integers(0, 255, (3, 5, 5), dtype=np.uint8) for i in range(7)]
+    a, b = np.random.default_rng(1), np.random.default_rng(1)
+    want = [agent.act(o, epsilon, a) for o in obs]
+    assert epsilon_greedy(agent, obs, epsilon, b) == want
+    assert a.random() == b.random()  # the same draws were consumed

@@ -27,7 +27,7 @@ from pcnn_explore.run.shards import ReplayShards
 from pcnn_explore.run.state import (CHECKPOINT, CsvLog, Resume, episode_seed, open_run, read_log, restore_rng_states,
                                     rng_states, save_checkpoint, truncate_log, write_settings)
 
-__all__ = ["TrainResult", "train", "run_loop", "epsilon_at", "describe"]
+__all__ = ["TrainResult", "train", "run_loop", "epsilon_at", "epsilon_greedy", "describe"]
 
 
 @dataclass
@@ -52,6 +52,23 @@ def epsilon_at(cfg: TrainConfig, step: int) -> float:
         return cfg.epsilon_end
     frac = min(1.0, step / cfg.epsilon_decay_steps)
     return cfg.epsilon_start + frac * (cfg.epsilon_end - cfg.epsilon_start)
+
+
+def epsilon_greedy(agent, observations, epsilon: float, rng: np.random.Generator) -> list[int]:
+    """Epsilon-greedy actions of N envs, with one Q-network forward for all greedy ones.
+
+    Draws from ``rng`` exactly as N calls of ``agent.act`` in env order would (one uniform per env,
+    and one integer where it explores), so N = 1 is the single-env run.
+    """
+    actions = [int(rng.integers(agent.n_actions)) if rng.random() < epsilon else None for _ in observations]
+    greedy = [i for i, a in enumerate(actions) if a is None]
+    if greedy:
+        x = torch.from_numpy(np.stack([observations[i] for i in greedy])).to(agent.device)
+        with torch.no_grad():
+            best = agent.q(x).argmax(dim=1).tolist()
+        for i, a in zip(greedy, best):
+            actions[i] = int(a)
+    return actions
 
 
 def describe(cfg: TrainConfig) -> str:
@@ -157,7 +174,7 @@ def run_loop(cfg: TrainConfig, start: Resume, progress: bool = True) -> TrainRes
     try:
         while step < cfg.steps:
             epsilon = epsilon_at(cfg, step)
-            actions = [agent.act(s.obs, epsilon, rng) for s in slots]
+            actions = epsilon_greedy(agent, [s.obs for s in slots], epsilon, rng)
             pending = [scorer.submit(s.frame) if scorer is not None and cfg.scored_frame == "state" else None
                        for s in slots]
             results = envs.step(actions)
