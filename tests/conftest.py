@@ -63,8 +63,9 @@ def _allowed(path: str) -> bool:
         return True
     cache = os.environ.get("PCNN_EXPLORE_CACHE")
     if cache:
-        target = (ROOT / path.rstrip("/")).resolve()
-        return target == Path(cache).resolve() or Path(cache).resolve() in target.parents
+        # git shows a new ignored folder as its topmost new directory (".cache/" for .cache/pcnn-explore)
+        target, cache_dir = (ROOT / path.rstrip("/")).resolve(), Path(cache).resolve()
+        return target == cache_dir or cache_dir in target.parents or target in cache_dir.parents
     return False
 
 
