@@ -3,8 +3,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import re
-from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
@@ -24,8 +22,6 @@ from pcnn_explore.experiments.agent_runs import (
     summarise_runs,
 )
 
-ROOT = Path(__file__).resolve().parents[1]
-PAPER_TEX = ROOT.parent / "shared" / "paper.tex"
 
 
 # ------------------------------------------------------------------------------ the paper's table
@@ -41,22 +37,6 @@ def test_paper_table_cells_typed_from_the_tex():
     assert t["Gravitar"]["A3C-CTS"] == 238.68
     assert t["Freeway"]["Prior. Duel"] == 33.0
     assert t["Venture"]["ale_id"] == "ALE/Venture-v5"
-
-
-@pytest.mark.skipif(not PAPER_TEX.exists(), reason="paper.tex is not beside the repository")
-def test_paper_table_matches_every_cell_of_the_tex():
-    tex = PAPER_TEX.read_text()
-    body = tex[tex.index(r"& DQN & A3C-CTS & Prior. Duel & DQN-CTS & DQN-PixelCNN"):tex.index(r"\label{table:hard_games_results}")]
-    rows = {}
-    for line in body.splitlines():
-        m = re.match(r"\s*\\textsc\{(.+?)\}\s*&(.*)\\\\", line)
-        if m:
-            cells = [re.sub(r"\\textbf\{(.*?)\}", r"\1", c).replace(",", "").strip() for c in m.group(2).split("&")]
-            rows[m.group(1).replace(r"\ ", " ")] = [float(c) for c in cells]
-    t = dqn_bonus.load_paper_table()
-    assert len(rows) == 7 == len(t)
-    for game, cells in rows.items():
-        assert [t[game][a] for a in dqn_bonus.PAPER_AGENTS] == cells, game
 
 
 def test_paper_table_rejects_a_file_without_the_columns(tmp_path):

@@ -27,6 +27,7 @@ from pcnn_explore.experiments.agent_runs import (
     run_experiment,
 )
 from pcnn_explore.experiments.agent_variants import check_variant, variant_label
+from pcnn_explore.resources import data_path
 
 __all__ = [
     "Arm", "arm", "AgentFigure", "FIGURES", "FigureSettings", "DqnBonusSettings", "MmcAblationSettings",
@@ -268,7 +269,7 @@ def run(settings: FigureSettings, out_dir: str | os.PathLike | None = None) -> A
 # ---------------------------------------------------------------------------------------------
 # Fig. 5's numbers: the paper's appendix table
 
-PAPER_TABLE = Path(__file__).resolve().parents[2] / "data" / "paper_hard_games.csv"
+PAPER_TABLE = data_path("paper_hard_games.csv")  # the package data, also in a non-editable install
 PAPER_AGENTS = ("DQN", "A3C-CTS", "Prior. Duel", "DQN-CTS", "DQN-PixelCNN")
 
 

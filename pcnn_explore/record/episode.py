@@ -57,6 +57,8 @@ from typing import Any
 
 import numpy as np
 
+from pcnn_explore.resources import data_path
+
 from pcnn_explore.atomic import atomic_write
 
 __all__ = ["FORMAT_VERSION", "FIELDS", "BONUS_FIELDS", "Episode", "episode_checksum", "save_episode", "load_episode",
@@ -325,7 +327,7 @@ def _check_arrays(arrays: dict[str, np.ndarray], metadata: dict[str, Any], where
 # Shipped episodes and summaries
 # ----------------------------------------------------------------------------------------------
 #: Episodes shipped with the repository (``data/episodes``; see its README for the commands).
-SHIPPED_DIR = Path(__file__).resolve().parents[2] / "data" / "episodes"
+SHIPPED_DIR = data_path("episodes")  # the package data, also in a non-editable install
 
 
 def shipped_episode(name: str) -> Path:

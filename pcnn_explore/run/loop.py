@@ -24,8 +24,8 @@ from pcnn_explore.run.metrics import EpisodeStats, WindowStats, crossed, tensorb
 from pcnn_explore.run.envs import Slot, make_pool
 from pcnn_explore.run.scorer import BonusScorer
 from pcnn_explore.run.shards import ReplayShards
-from pcnn_explore.run.state import (CHECKPOINT, CsvLog, Resume, episode_seed, open_run, read_log, restore_rng_states,
-                                    rng_states, save_checkpoint, truncate_log, write_settings)
+from pcnn_explore.run.state import (CHECKPOINT, CheckpointWriter, CsvLog, Resume, episode_seed, open_run, read_log,
+                                    restore_rng_states, rng_states, truncate_log, write_settings)
 
 __all__ = ["TrainResult", "train", "run_loop", "epsilon_at", "epsilon_greedy", "describe"]
 
@@ -151,9 +151,11 @@ def run_loop(cfg: TrainConfig, start: Resume, progress: bool = True) -> TrainRes
         slots.append(Slot(int(r["episode"]), obs, info.get("density_frame"), stats, [int(a) for a in r["actions"]]))
     shapes = {"obs_shape": list(envs.observation_space.shape), "n_actions": int(envs.action_space.n)}
 
+    writer = CheckpointWriter(out)
+
     def checkpoint() -> None:
         config = cfg.to_dict()
-        save_checkpoint(out, {"config": config, "step": step, "episodes": episodes, **shapes,
+        writer.submit({"config": config, "step": step, "episodes": episodes, **shapes,
                               "running": [s.state() for s in slots], "agent": agent.state_dict(),
                               "replay": replay.state_dict(), "rng": rng_states(rng),
                               "bonus": bonus.state_dict() if bonus is not None else None},
@@ -222,7 +224,7 @@ def run_loop(cfg: TrainConfig, start: Resume, progress: bool = True) -> TrainRes
                 checkpoint()
                 last_checkpoint = step
     finally:
-        for closable in (scorer, log, tb, bar, envs):
+        for closable in (scorer, log, tb, bar, envs, writer):
             if closable is not None:
                 closable.close()
     learning_sps = float("nan")

@@ -29,14 +29,14 @@ from typing import Any
 import numpy as np
 import torch
 
-from pcnn_explore.atomic import atomic_write, write_text_atomic
+from pcnn_explore.atomic import write_text_atomic
 from pcnn_explore.checkpoint import load, save_atomic
 from pcnn_explore.checks import SettingError
 from pcnn_explore.run.config import RESUMABLE_CHANGES, TrainConfig
 
 __all__ = ["LOG_COLUMNS", "CHECKPOINT", "POLICY", "LOG", "SETTINGS", "FORMAT", "RunError", "Resume", "episode_seed",
            "read_log", "truncate_log", "CsvLog", "open_run", "rng_states", "restore_rng_states", "save_checkpoint",
-           "Policy", "load_policy", "write_settings"]
+           "Policy", "load_policy", "write_settings", "snapshot", "CheckpointWriter"]
 
 LOG_COLUMNS = ("step", "episode", "return", "length", "complete", "intrinsic_return", "intrinsic_mean",
                "prediction_gain_mean", "epsilon", "td_loss", "wall_seconds")
@@ -197,6 +197,61 @@ def save_checkpoint(out_dir: Path, payload: dict, policy: dict) -> None:
     """Write ``checkpoint.pt`` and then the small ``policy.pt`` beside it, each atomically."""
     save_atomic({"format": FORMAT, **payload}, out_dir / CHECKPOINT)
     save_atomic({"format": FORMAT, **policy}, out_dir / POLICY)
+
+
+def snapshot(obj: Any) -> Any:
+    """A copy of a state (nested dicts, lists, numpy arrays, tensors) that later training cannot change."""
+    if isinstance(obj, torch.Tensor):
+        return obj.detach().to("cpu", copy=True)
+    if isinstance(obj, np.ndarray):
+        return obj.copy()
+    if isinstance(obj, dict):
+        return {k: snapshot(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(snapshot(v) for v in obj)
+    return obj
+
+
+class CheckpointWriter:
+    """Writes checkpoints in one background thread, from a snapshot taken when asked.
+
+    The loop pays only for the snapshot (a memory copy); serialising, compressing and writing run
+    alongside training. One write at a time: a new checkpoint first waits for the previous one.
+    A run killed mid-write keeps the previous checkpoint (each file is replaced atomically).
+    ``background=False`` writes in the caller's thread.
+    """
+
+    def __init__(self, out_dir: Path, background: bool = True):
+        from concurrent.futures import ThreadPoolExecutor
+
+        self.out_dir = out_dir
+        self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="checkpoint") if background else None
+        self.pending = None
+        self.seconds_blocked = 0.0  # time the loop spent on checkpoints (snapshot + waiting)
+
+    def submit(self, payload: dict, policy: dict) -> None:
+        import time
+
+        t = time.perf_counter()
+        self.wait()
+        if self.pool is None:
+            save_checkpoint(self.out_dir, payload, policy)
+        else:
+            self.pending = self.pool.submit(save_checkpoint, self.out_dir, snapshot(payload), snapshot(policy))
+        self.seconds_blocked += time.perf_counter() - t
+
+    def wait(self) -> None:
+        """Block until the checkpoint in flight is on disk (re-raising its error, if any)."""
+        if self.pending is not None:
+            pending, self.pending = self.pending, None
+            pending.result()
+
+    def close(self) -> None:
+        try:
+            self.wait()
+        finally:
+            if self.pool is not None:
+                self.pool.shutdown(wait=True)
 
 
 # ------------------------------------------------------------------------------------------- policy
