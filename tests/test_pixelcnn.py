@@ -160,3 +160,115 @@ def test_sampling_uses_the_same_conditionals_as_log_prob():
     cdf = np.cumsum(probs, axis=-1)
     expected = np.minimum((uniforms[..., None] >= cdf).sum(-1), 3)
     np.testing.assert_array_equal(samples.reshape(3, -1), expected)
+
+
+def _autograd_reference_update(net, opt, frame: np.ndarray, levels: int, lr: float) -> tuple[float, float]:
+    """The update as a direct reading of the paper: module forward, autograd backward of the summed
+    cross-entropy, torch's RMSprop (the decay is ``alpha``), forward again."""
+    t = torch.from_numpy(frame.reshape(1, -1)).long()
+    x = t.to(next(net.parameters()).dtype) / (levels - 1)
+
+    def log_rho():
+        return torch.log_softmax(net(x), dim=-1).gather(-1, t.unsqueeze(-1)).sum()
+
+    before = log_rho()
+    for group in opt.param_groups:
+        group["lr"] = lr
+    opt.zero_grad()
+    (-before).backward()
+    opt.step()
+    with torch.no_grad():
+        after = log_rho()
+    return before.item(), after.item()
+
+
+@pytest.mark.parametrize("schedule", ["constant", "inverse", "inverse_sqrt"])
+def test_update_equals_an_autograd_step_with_torch_rmsprop(schedule):
+    # float64: the hand-written gradients and the flat optimiser are the textbook step, to rounding
+    m = PixelCNNDensity(5, 7, 4, lr=0.01, lr_schedule=schedule, seed=3, dtype=torch.float64)
+    ref_net = PixelCNN(5, 7, levels=4).double()
+    ref_net.load_state_dict(m.net.state_dict())
+    ref_opt = torch.optim.RMSprop(ref_net.parameters(), lr=0.01, alpha=0.95, eps=1e-4, momentum=0.9, centered=False)
+    rng = np.random.default_rng(4)
+    for n in range(1, 13):
+        frame = rng.integers(0, 4, (5, 7)).astype(np.uint8)
+        ours = m.update(frame)
+        ref = _autograd_reference_update(ref_net, ref_opt, frame, 4, learning_rate(0.01, n, schedule))
+        assert ours == pytest.approx(ref, rel=1e-12, abs=1e-12)
+    assert m.n_updates == 12 and m.optimizer.steps == 12
+    for p, q in zip(m.net.parameters(), ref_net.parameters()):
+        torch.testing.assert_close(p, q, rtol=1e-10, atol=1e-12)
+
+
+def test_hand_written_gradients_equal_autograd_on_42x42():
+    from pcnn_explore.density.pixelcnn_step import OnlineStep, pixel_log_probs
+
+    m = PixelCNNDensity(seed=2, dtype=torch.float64)
+    frame = np.random.default_rng(1).integers(0, 8, (1, 42 * 42)).astype(np.uint8)
+    t = torch.from_numpy(frame).long()
+    m.optimizer.zero_grad()
+    (-torch.log_softmax(m.net(t.double() / 7), -1).gather(-1, t.unsqueeze(-1)).sum()).backward()
+    expected = m.optimizer.flat_grad.clone()
+    step = OnlineStep(m)
+    step.frame.copy_(torch.from_numpy(frame))
+    step.targets.copy_(step.frame)
+    m.optimizer.flat_grad.fill_(123.0)  # written, not accumulated
+    with torch.no_grad():
+        step._backward(pixel_log_probs(step._forward(), step.targets)[0])
+    torch.testing.assert_close(m.optimizer.flat_grad, expected, rtol=1e-12, atol=1e-12)
+
+
+def test_flat_rmsprop_takes_the_learning_rate_as_a_tensor():
+    # the CUDA graph reads lr from a tensor; on the CPU both forms give the same step
+    torch.manual_seed(5)
+    a = PixelCNN(4, 4, levels=4)
+    b = copy.deepcopy(a)
+    opts = [FlatRMSprop(net, lr=0.0, alpha=0.95, eps=1e-4, momentum=0.9) for net in (a, b)]
+    lr_tensor = torch.zeros(())
+    x, t = torch.rand(1, 16), torch.randint(0, 4, (1, 16))
+    for n in range(1, 6):
+        lr = 0.05 / math.sqrt(n)
+        lr_tensor.fill_(lr)
+        for net, opt, arg in ((a, opts[0], lr), (b, opts[1], lr_tensor)):
+            opt.zero_grad()
+            F.cross_entropy(net(x).transpose(1, 2), t, reduction="sum").backward()
+            opt.step(arg)
+    torch.testing.assert_close(opts[0].flat, opts[1].flat, rtol=1e-6, atol=1e-7)
+    assert opts[0].steps == opts[1].steps == 5
+
+
+def test_state_round_trip_continues_exactly_and_keeps_the_tensors():
+    rng = np.random.default_rng(6)
+    frames = rng.integers(0, 8, (16, 6, 6)).astype(np.uint8)
+    a = PixelCNNDensity(6, 6, 8, lr_schedule="inverse_sqrt", seed=1)
+    for f in frames[:8]:
+        a.update(f)
+    b = PixelCNNDensity(6, 6, 8, lr_schedule="inverse_sqrt", seed=9)
+    b.update(frames[0])  # b has built its step (buffers, and on CUDA its graph) before loading
+    pointers = [t.data_ptr() for t in b.optimizer.state_tensors()] + [p.data_ptr() for p in b.net.parameters()]
+    b.load_state_dict(a.state_dict())
+    assert pointers == [t.data_ptr() for t in b.optimizer.state_tensors()] + [p.data_ptr() for p in b.net.parameters()]
+    assert b.n_updates == 8 and b.optimizer.steps == 8
+    for f in frames[8:]:
+        assert a.update(f) == b.update(f)  # same n, same learning rate, same weights: bit for bit
+    assert a.optimizer.lr == b.optimizer.lr == pytest.approx(1e-3 / math.sqrt(16))
+
+
+def test_cuda_graph_is_off_on_the_cpu():
+    assert PixelCNNDensity(3, 3, 2).cuda_graph is False
+    assert PixelCNNDensity(3, 3, 2, cuda_graph=False).cuda_graph is False
+    with pytest.raises(ValueError, match="CUDA"):
+        PixelCNNDensity(3, 3, 2, cuda_graph=True)
+
+
+def test_log_prob_of_a_batch_equals_one_frame_at_a_time():
+    m = PixelCNNDensity(5, 6, 8, seed=4)
+    frames = np.random.default_rng(2).integers(0, 8, (7, 5, 6)).astype(np.uint8)
+    for f in frames[:3]:
+        m.update(f)
+    batch = m.log_prob(frames)
+    single = np.array([m.log_prob(f[None])[0] for f in frames])
+    np.testing.assert_allclose(batch, single, rtol=1e-6)
+    per_pixel = m.pixel_log_prob(frames)
+    assert per_pixel.shape == (7, 5, 6)
+    np.testing.assert_allclose(per_pixel.sum(axis=(1, 2)), batch, rtol=1e-6)
