@@ -162,3 +162,168 @@ def test_state_dict_round_trip_and_bad_arguments():
         buf.add(np.zeros((3, 2, 2), np.uint8), 0, 0.0, False, obs1(0), False)
     with pytest.raises(ValueError, match="capacity"):
         ReplayBuffer(16, (1, 2, 2)).load_state_dict(ReplayBuffer(32, (1, 2, 2)).state_dict())
+
+
+# ----------------------------------------------------------------------------------- checkpoints
+def _wrapped_replay(device=None, cap=40, stack=4, seed=0) -> ReplayBuffer:
+    """A replay that wrapped around more than once and ends inside a running episode."""
+    rng = np.random.default_rng(seed)
+    buf = ReplayBuffer(cap, (stack, 3, 5), stack=stack, gamma=0.9, device=device)
+    frames = [rng.integers(0, 256, (3, 5), dtype=np.uint8) for _ in range(stack)]
+    for t in range(3 * cap + 7):
+        nxt = frames[1:] + [rng.integers(0, 256, (3, 5), dtype=np.uint8)]
+        end = t % 9 == 8 and t < 3 * cap
+        buf.add(np.stack(frames), int(rng.integers(4)), float(rng.normal()), end and t % 2 == 0,
+                np.stack(nxt), end)
+        frames = nxt
+    assert buf.written > 3 * cap and buf._open
+    return buf
+
+
+def _same_state(a: ReplayBuffer, b: ReplayBuffer) -> None:
+    for name in ("action", "reward", "done", "mc_return", "has_transition", "mc_ready", "episode_start", "episode_id"):
+        np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
+    fa, fb = (np.asarray(x.cpu() if hasattr(x, "cpu") else x) for x in (a.frames, b.frames))
+    np.testing.assert_array_equal(fa, fb)
+    assert (a.cursor, a.written, a.n_episodes, a._open, a._episode_slots) == (
+        b.cursor, b.written, b.n_episodes, b._open, b._episode_slots)
+
+
+def _samples_equal(a: ReplayBuffer, b: ReplayBuffer, seed: int) -> None:
+    x, y = a.sample(64, np.random.default_rng(seed)), b.sample(64, np.random.default_rng(seed))
+    for name in ("obs", "action", "reward", "next_obs", "done", "mc_return", "index"):
+        u, v = getattr(x, name), getattr(y, name)
+        np.testing.assert_array_equal(np.asarray(u.cpu() if hasattr(u, "cpu") else u),
+                                      np.asarray(v.cpu() if hasattr(v, "cpu") else v), err_msg=name)
+
+
+def test_wrapped_replay_saved_and_loaded_samples_identically(tmp_path):
+    from pcnn_explore.checkpoint import load, save_atomic
+
+    buf = _wrapped_replay()
+    path = save_atomic({"replay": buf.state_dict()}, tmp_path / "ckpt.pt")
+    # the target held other data before (more slots filled): loading must empty what it does not restore
+    other = _wrapped_replay(seed=1)
+    other.load_state_dict(load(path)["replay"])  # torch.load(weights_only=True): no pickle
+    _same_state(buf, other)
+    _samples_equal(buf, other, 3)
+    fresh = ReplayBuffer(40, (4, 3, 5), stack=4, gamma=0.9)
+    fresh.load_state_dict(load(path)["replay"])
+    _same_state(buf, fresh)
+    # both continue identically: the open episode and the ring position carry on
+    for r in (buf, other):
+        r.add(np.zeros((4, 3, 5), np.uint8), 1, 1.0, True, np.ones((4, 3, 5), np.uint8), True)
+    _same_state(buf, other)
+    _samples_equal(buf, other, 4)
+
+
+def test_partly_filled_replay_state_holds_only_the_filled_slots():
+    buf = ReplayBuffer(50, (1, 2, 2), gamma=0.5)
+    fill_episode(buf, [1, 2, 3, 4], [1.0, 0.0, 2.0])
+    d = buf.state_dict()
+    assert d["filled"] == 4 and d["arrays"]["frames"]["shape"] == [4, 1, 2, 2]
+    small = ReplayBuffer(50, (1, 2, 2), gamma=0.5)
+    fill_episode(small, [5] * 9, [1.0] * 8)  # 9 slots, more than the state's 4
+    small.load_state_dict(d)
+    _same_state(buf, small)
+    assert small.episode_id[4:].tolist() == [-1] * 46 and not small.frames[4:].any()
+
+
+def test_paper_scale_replay_state_grows_with_the_data_not_the_capacity():
+    import io
+
+    import torch
+
+    from pcnn_explore.checkpoint import _encode
+
+    # 1M slots of 84x84 frames (a 7 GB array, never touched beyond the filled slots) holding 1K
+    # transitions: a noisy static background with a moving block, 7 KB raw per frame
+    cap, rng = 1_000_000, np.random.default_rng(0)
+    buf = ReplayBuffer(cap, (4, 84, 84), stack=4)
+    background = rng.integers(0, 256, (84, 84), dtype=np.uint8)
+
+    def frame(t):
+        f = background.copy()
+        f[(t * 3) % 76:(t * 3) % 76 + 8, (t * 7) % 76:(t * 7) % 76 + 8] = 255
+        return f
+
+    stack = [frame(0)] * 4
+    for t in range(1, 1001):
+        nxt = stack[1:] + [frame(t)]
+        buf.add(np.stack(stack), t % 6, 0.0, False, np.stack(nxt), t % 250 == 0)
+        stack = nxt
+    state = buf.state_dict()
+    out = io.BytesIO()
+    torch.save(_encode(state), out)
+    size = out.tell()
+    assert size < 1_000_000, size  # vs 7 GB for the capacity, 7 MB for the raw frames
+    back = ReplayBuffer(cap, (4, 84, 84), stack=4)
+    back.load_state_dict(state)
+    np.testing.assert_array_equal(back.frames[:1001], buf.frames[:1001])
+    _samples_equal(buf, back, 5)
+
+
+def test_older_uncompressed_replay_state_still_loads():
+    buf = _wrapped_replay()
+    legacy = {name: getattr(buf, name).copy() for name in ("frames", "action", "reward", "done", "mc_return",
+                                                            "has_transition", "mc_ready", "episode_start", "episode_id")}
+    legacy.update(cursor=buf.cursor, written=buf.written, n_episodes=buf.n_episodes, open=buf._open,
+                  episode_slots=list(buf._episode_slots), capacity=buf.capacity, obs_shape=list(buf.obs_shape),
+                  stack=buf.stack, gamma=buf.gamma, running_episode=buf.running_episode)
+    other = ReplayBuffer(40, (4, 3, 5), stack=4, gamma=0.9)
+    other.load_state_dict(legacy)
+    _same_state(buf, other)
+
+
+# --------------------------------------------------------------------------- device-resident frames
+def test_device_resident_replay_samples_what_the_host_replay_samples():
+    import torch
+
+    from pcnn_explore.agents.replay import Batch, DeviceBatch
+
+    host, dev = _wrapped_replay(), _wrapped_replay(device="cpu")
+    _same_state(host, dev)
+    assert isinstance(dev.frames, torch.Tensor) and isinstance(host.frames, np.ndarray)
+    a, b = host.sample(32, np.random.default_rng(7)), dev.sample(32, np.random.default_rng(7))
+    assert isinstance(a, Batch) and isinstance(b, DeviceBatch)
+    assert b.obs_slots.shape == (32, 4) and b.obs.dtype == torch.uint8
+    _samples_equal(host, dev, 7)
+    np.testing.assert_array_equal(dev.stacked(np.arange(10)).numpy(), host.stacked(np.arange(10)))
+    # the two storage modes share one checkpoint format
+    other = ReplayBuffer(40, (4, 3, 5), stack=4, gamma=0.9, device="cpu")
+    other.load_state_dict(host.state_dict())
+    _same_state(host, other)
+    host2 = ReplayBuffer(40, (4, 3, 5), stack=4, gamma=0.9)
+    host2.load_state_dict(dev.state_dict())
+    _same_state(dev, host2)
+
+
+def test_device_frames_stage_runs_of_slots_and_wrap_around():
+    from pcnn_explore.agents.replay_storage import DeviceFrames
+
+    store = DeviceFrames(5, (1, 2), "cpu", stage=3)
+    for slot, v in zip([3, 4, 0, 1, 2, 3, 0], range(1, 8)):  # a run wrapping the ring, then a jump
+        store.write(slot, np.full((1, 2), v, np.uint8))
+    store.flush()
+    np.testing.assert_array_equal(store.tensor[:, 0, 0].numpy(), [7, 4, 5, 6, 2])
+
+
+def test_replay_device_is_none_without_cuda():
+    from pcnn_explore.agents.replay import replay_device
+
+    assert replay_device("cpu", 1000, (4, 84, 84), 4) is None
+
+
+def test_pack_round_trips_any_array():
+    from pcnn_explore.agents import replay_storage as rs
+
+    rng = np.random.default_rng(0)
+    cases = [(rng.integers(0, 256, (300, 1, 8, 8), dtype=np.uint8), True), (np.zeros((0, 1, 84, 84), np.uint8), True),
+             (rng.random(1000).astype(np.float32), False), (rng.integers(-5, 5, 300), True),
+             (rng.random(20) > 0.5, False), (np.arange(3, dtype=np.int64), False)]
+    for array, delta in cases:
+        back = rs.unpack(rs.pack(array, delta))
+        assert back.dtype == array.dtype and back.shape == array.shape
+        np.testing.assert_array_equal(back, array)
+    with pytest.raises(ValueError, match="integer"):
+        rs.pack(np.zeros(3, np.float32), delta=True)

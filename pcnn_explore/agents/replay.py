@@ -21,16 +21,26 @@ While an episode runs its returns are unknown. Two policies (``running_episode``
 - ``"paper"`` (Ostrovski et al. 2017, footnote on MMC): transitions of the running episode are
   sampled with ``mc_return = 0``.
 - ``"finished_only"``: only transitions of finished episodes are sampled.
+
+Where the frames live (``device``): a host numpy array (default), or a tensor on a device (on
+CUDA: a sampled batch is then gathered on the GPU, where the agent's CUDA graph reads it). Sampling
+decisions use host arrays either way, so the same ``rng`` samples the same transitions.
+
+Checkpoints (:meth:`ReplayBuffer.state_dict`) hold the filled slots only, compressed: their size
+grows with the data, not with the capacity.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 import numpy as np
+import torch
 
 from pcnn_explore.agents.dqn import discounted_returns
+from pcnn_explore.agents.replay_storage import DeviceFrames, pack, replay_device, unpack
 
 RUNNING_EPISODE_POLICIES = ("paper", "finished_only")
+__all__ = ["Batch", "DeviceBatch", "ReplayBuffer", "gather_stacks", "replay_device", "RUNNING_EPISODE_POLICIES"]
 
 
 @dataclass
@@ -48,6 +58,42 @@ class Batch:
     index: np.ndarray
 
 
+@dataclass
+class DeviceBatch:
+    """A sampled batch of a replay whose frames live on a device: the frames stay there.
+
+    ``frames`` is the replay's storage, (capacity, C // stack, H, W) uint8 on the device;
+    ``obs_slots`` / ``next_slots`` (B, stack) int64 are the slots of each state's frames, oldest
+    first. ``obs`` / ``next_obs`` gather the (B, C, H, W) uint8 stacks on the device (the agent's
+    CUDA graph gathers them itself). ``action``, ``reward``, ``done``, ``mc_return``, ``index``: as
+    in :class:`Batch` (host numpy arrays).
+    """
+
+    frames: torch.Tensor
+    obs_slots: np.ndarray
+    next_slots: np.ndarray
+    action: np.ndarray
+    reward: np.ndarray
+    done: np.ndarray
+    mc_return: np.ndarray
+    index: np.ndarray
+
+    @property
+    def obs(self) -> torch.Tensor:
+        return gather_stacks(self.frames, self.obs_slots)
+
+    @property
+    def next_obs(self) -> torch.Tensor:
+        return gather_stacks(self.frames, self.next_slots)
+
+
+def gather_stacks(frames: torch.Tensor, slots: np.ndarray | torch.Tensor) -> torch.Tensor:
+    """(B, stack * c, H, W) stacks of the frames (capacity, c, H, W) in ``slots`` (B, stack), on their device."""
+    idx = torch.as_tensor(slots).reshape(-1).to(frames.device)
+    gathered = frames.index_select(0, idx)  # (B * stack, c, H, W)
+    return gathered.view(len(slots), -1, *frames.shape[2:])
+
+
 class ReplayBuffer:
     """Circular uint8 replay memory of ``capacity`` slots (about one slot per transition).
 
@@ -57,10 +103,14 @@ class ReplayBuffer:
         stack: frames per observation; C must be divisible by it.
         gamma: discount of the Monte Carlo returns.
         running_episode: "paper" or "finished_only" (module docstring).
+        device: None (default): frames in a host numpy array and :meth:`sample` returns a
+            :class:`Batch`; a torch device: frames in a tensor there (:class:`DeviceFrames`) and
+            :meth:`sample` returns a :class:`DeviceBatch` whose stacks are gathered on the device.
+            :func:`replay_device` picks a CUDA device when the frames fit in its memory.
     """
 
     def __init__(self, capacity: int, obs_shape: tuple[int, int, int], stack: int = 1, gamma: float = 0.99,
-                 running_episode: str = "paper"):
+                 running_episode: str = "paper", device: str | torch.device | None = None):
         if running_episode not in RUNNING_EPISODE_POLICIES:
             raise ValueError(f"running_episode must be one of {RUNNING_EPISODE_POLICIES}, got {running_episode!r}")
         if len(obs_shape) != 3 or obs_shape[0] % stack:
@@ -74,7 +124,10 @@ class ReplayBuffer:
         self.frame_channels = self.obs_shape[0] // stack
         self.running_episode = running_episode
         n = self.capacity
-        self.frames = np.zeros((n, self.frame_channels, *self.obs_shape[1:]), np.uint8)
+        frame_shape = (self.frame_channels, *self.obs_shape[1:])
+        self.device = None if device is None else torch.device(device)
+        self._store = None if self.device is None else DeviceFrames(n, frame_shape, self.device)
+        self._frames = np.zeros((n, *frame_shape), np.uint8) if self._store is None else None
         self.action = np.zeros(n, np.int64)
         self.reward = np.zeros(n, np.float32)
         self.done = np.zeros(n, np.float32)
@@ -89,10 +142,22 @@ class ReplayBuffer:
         self._open = False  # an episode is running; its current state's frame is in slot cursor-1
         self._episode_slots: list[int] = []
 
+    @property
+    def frames(self) -> np.ndarray | torch.Tensor:
+        """The newest frame of each slot, (capacity, C // stack, H, W) uint8: the host array, or
+        with ``device`` the device tensor (staged writes sent first)."""
+        if self._store is None:
+            return self._frames
+        self._store.flush()
+        return self._store.tensor
+
     # ----------------------------------------------------------------------------------------- write
     def _write_frame(self, obs: np.ndarray, episode_start: bool) -> int:
         i = self.cursor
-        self.frames[i] = obs[-self.frame_channels:]
+        if self._store is None:
+            self._frames[i] = obs[-self.frame_channels:]
+        else:
+            self._store.write(i, obs[-self.frame_channels:])
         self.episode_start[i] = episode_start
         self.has_transition[i] = False
         self.mc_ready[i] = False
@@ -155,8 +220,8 @@ class ReplayBuffer:
             ok[(self.cursor + bad) % self.capacity] = False
         return ok
 
-    def stacked(self, index: np.ndarray) -> np.ndarray:
-        """(B, C, H, W) uint8 stacked observations of the slots ``index``."""
+    def stack_slots(self, index: np.ndarray) -> np.ndarray:
+        """(B, stack) int64: the slots whose frames make up the states of slots ``index``, oldest first."""
         index = np.asarray(index, np.int64)
         cols = [index]
         cur = index
@@ -164,9 +229,14 @@ class ReplayBuffer:
             prev = (cur - 1) % self.capacity
             cur = np.where(self.episode_start[cur], cur, prev)  # stop at the episode's first frame
             cols.append(cur)
-        order = np.stack(cols[::-1], axis=1)  # (B, stack): oldest first, like FrameStackObservation
-        out = self.frames[order]  # (B, stack, c, H, W)
-        return out.reshape(len(index), *self.obs_shape)
+        return np.stack(cols[::-1], axis=1)  # oldest first, like FrameStackObservation
+
+    def stacked(self, index: np.ndarray) -> np.ndarray | torch.Tensor:
+        """(B, C, H, W) uint8 stacked observations of the slots ``index`` (a device tensor with ``device``)."""
+        order = self.stack_slots(index)
+        if self._store is not None:
+            return gather_stacks(self.frames, order)
+        return self._frames[order].reshape(len(order), *self.obs_shape)  # (B, stack, c, H, W) -> (B, C, H, W)
 
     def _valid(self, idx: np.ndarray) -> np.ndarray:
         """Whether each slot in ``idx`` can be sampled now (same rule as :meth:`_sampleable`)."""
@@ -190,8 +260,9 @@ class ReplayBuffer:
             return bool(self.mc_ready.any()) if self.n_episodes else False
         return self.written >= 2
 
-    def sample(self, batch_size: int, rng: np.random.Generator) -> Batch:
-        """Uniformly sample ``batch_size`` sampleable transitions (with replacement).
+    def sample(self, batch_size: int, rng: np.random.Generator) -> Batch | DeviceBatch:
+        """Uniformly sample ``batch_size`` sampleable transitions (with replacement): a :class:`Batch`,
+        or with ``device`` a :class:`DeviceBatch` (same transitions for the same ``rng``).
 
         Rejection sampling over the filled slots (cheap for large buffers), with an exact fallback.
         """
@@ -211,24 +282,59 @@ class ReplayBuffer:
             idx = candidates[rng.integers(0, len(candidates), size=batch_size)]
         nxt = (idx + 1) % self.capacity
         mc = np.where(self.mc_ready[idx], self.mc_return[idx], 0.0).astype(np.float32)
+        if self._store is not None:
+            return DeviceBatch(self.frames, self.stack_slots(idx), self.stack_slots(nxt), self.action[idx],
+                               self.reward[idx], self.done[idx], mc, idx)
         return Batch(self.stacked(idx), self.action[idx], self.reward[idx], self.stacked(nxt), self.done[idx], mc, idx)
 
     # ------------------------------------------------------------------------------------ checkpoint
-    _ARRAYS = ("frames", "action", "reward", "done", "mc_return", "has_transition", "mc_ready", "episode_start",
-               "episode_id")
+    _ARRAYS = ("action", "reward", "done", "mc_return", "has_transition", "mc_ready", "episode_start", "episode_id")
+    _EMPTY = {"episode_id": -1}  # value of a never-written slot (others: 0 / False)
+    FORMAT = 2
 
     def state_dict(self) -> dict:
-        d = {name: getattr(self, name) for name in self._ARRAYS}
-        d.update(cursor=self.cursor, written=self.written, n_episodes=self.n_episodes, open=self._open,
-                 episode_slots=list(self._episode_slots), capacity=self.capacity, obs_shape=list(self.obs_shape),
-                 stack=self.stack, gamma=self.gamma, running_episode=self.running_episode)
-        return d
+        """Everything needed to continue exactly, for the filled slots only, compressed.
+
+        Slots [0, filled) with filled = min(written, capacity) hold data (later slots are empty),
+        so a 1M-slot replay holding 12K transitions saves 12K frames, zlib-compressed after XOR with
+        the previous frame (:func:`~pcnn_explore.agents.replay_storage.pack`). Numpy arrays, numbers
+        and strings only: :mod:`pcnn_explore.checkpoint` saves it for ``torch.load(weights_only=True)``.
+        """
+        n = min(self.written, self.capacity)
+        frames = self._frames[:n] if self._store is None else self._store.read(0, n)
+        arrays = {"frames": pack(frames, delta=True)}
+        arrays.update({name: pack(getattr(self, name)[:n]) for name in self._ARRAYS})
+        return dict(format=self.FORMAT, filled=n, arrays=arrays, cursor=self.cursor, written=self.written,
+                    n_episodes=self.n_episodes, open=self._open,
+                    episode_slots=np.asarray(self._episode_slots, np.int64), capacity=self.capacity,
+                    obs_shape=list(self.obs_shape), stack=self.stack, gamma=self.gamma,
+                    running_episode=self.running_episode)
 
     def load_state_dict(self, d: dict) -> None:
+        """Restore a :meth:`state_dict` (also the uncompressed whole-capacity format of earlier
+        versions) bit for bit, ring position included; slots beyond the saved ones become empty."""
         if (int(d["capacity"]), tuple(d["obs_shape"]), int(d["stack"])) != (self.capacity, self.obs_shape, self.stack):
             raise ValueError("replay state does not match this buffer's capacity/obs_shape/stack")
-        for name in self._ARRAYS:
-            getattr(self, name)[...] = np.asarray(d[name])
-        self.cursor, self.written, self.n_episodes = int(d["cursor"]), int(d["written"]), int(d["n_episodes"])
+        old = min(self.written, self.capacity)  # slots that may hold data now
+        written = int(d["written"])
+        n = int(d.get("filled", self.capacity))
+        if "arrays" in d and n != min(written, self.capacity):
+            raise ValueError(f"replay state holds {n} slots but {written} frames were written")
+        for name in ("frames",) + self._ARRAYS:
+            self._load_array(name, d["arrays"][name] if "arrays" in d else np.asarray(d[name]), n, old)
+        self.cursor, self.written, self.n_episodes = int(d["cursor"]), written, int(d["n_episodes"])
         self._open = bool(d["open"])
         self._episode_slots = [int(x) for x in d["episode_slots"]]
+
+    def _load_array(self, name: str, saved, n: int, old: int) -> None:
+        """Slots [0, n) from ``saved`` (packed, or a plain array of n slots); [n, old) emptied."""
+        if name == "frames" and self._store is not None:
+            self._store.assign(0, unpack(saved) if isinstance(saved, dict) else saved[:n])
+            self._store.clear(n, max(n, old))
+            return
+        target = self._frames if name == "frames" else getattr(self, name)
+        if isinstance(saved, dict):
+            unpack(saved, out=target[:n])
+        else:
+            target[:n] = saved[:n]
+        target[n:max(n, old)] = self._EMPTY.get(name, 0)
