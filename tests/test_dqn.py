@@ -128,3 +128,73 @@ def test_act_is_epsilon_greedy():
     assert all(agent.act(obs, 0.0, rng) == 1 for _ in range(10))  # greedy: bias 0.5 on action 1
     actions = [agent.act(obs, 1.0, rng) for _ in range(300)]
     assert set(actions) == {0, 1, 2}
+
+
+def _filled_replays(n_steps: int = 120):
+    """The same transitions in a host replay and in a device-resident one (device "cpu")."""
+    from pcnn_explore.agents.replay import ReplayBuffer
+
+    rng = np.random.default_rng(0)
+    host = ReplayBuffer(64, (4, 8, 8), stack=4, gamma=0.9)
+    dev = ReplayBuffer(64, (4, 8, 8), stack=4, gamma=0.9, device="cpu")
+    stack = [rng.integers(0, 256, (1, 8, 8), dtype=np.uint8)] * 4
+    for t in range(n_steps):
+        nxt = stack[1:] + [rng.integers(0, 256, (1, 8, 8), dtype=np.uint8)]
+        args = (np.concatenate(stack), int(rng.integers(3)), float(rng.normal()), t % 11 == 10,
+                np.concatenate(nxt), t % 11 == 10)
+        host.add(*args)
+        dev.add(*args)
+        stack = nxt
+    return host, dev
+
+
+@pytest.mark.parametrize("optimizer", ["rmsprop", "adam"])
+def test_learn_from_a_device_resident_replay_equals_learn_from_host_batches(optimizer):
+    host, dev = _filled_replays()
+    agents = []
+    for _ in range(2):
+        torch.manual_seed(3)
+        agents.append(DQNAgent((4, 8, 8), 3, network="small", hidden=16, gamma=0.9, mmc_beta=0.1,
+                               optimizer=optimizer, lr=1e-3))
+    for step in range(6):
+        a = agents[0].learn(host.sample(8, np.random.default_rng(step)))
+        b = agents[1].learn(dev.sample(8, np.random.default_rng(step)))
+        assert a.shape == () and torch.equal(a, b)
+        if step == 3:
+            for agent in agents:
+                agent.sync_target()
+    for p, q in zip(agents[0].q.parameters(), agents[1].q.parameters()):
+        assert torch.equal(p, q)
+
+
+def test_cuda_graph_is_off_on_the_cpu_and_state_loading_drops_a_graph():
+    agent = DQNAgent((3, 8, 8), 3, network="small", hidden=4)
+    assert agent.cuda_graph is False
+    with pytest.raises(ValueError, match="CUDA"):
+        DQNAgent((3, 8, 8), 3, network="small", hidden=4, cuda_graph=True)
+    agent._graph = object()  # stands for a captured step: its optimiser state is replaced on loading
+    agent.load_state_dict(agent.state_dict())
+    assert agent._graph is None
+
+
+def test_sync_target_copies_in_place():
+    agent = _agent_with_known_q(False, beta=0.0)
+    pointers = [t.data_ptr() for t in agent.target.parameters()]
+    agent.learn(_batch(action=[2] * 4, reward=[1.0] * 4, done=[1.0] * 4, mc=[0.0] * 4))
+    agent.sync_target()
+    assert pointers == [t.data_ptr() for t in agent.target.parameters()]
+    for p, t in zip(agent.q.parameters(), agent.target.parameters()):
+        assert torch.equal(p, t)
+
+
+def test_loading_a_state_keeps_the_agents_own_optimiser_settings():
+    # e.g. a state saved by a CUDA agent whose optimiser was not capturable, resumed into a graphed one
+    a = DQNAgent((3, 8, 8), 3, network="small", hidden=4, optimizer="rmsprop")
+    a.learn(_batch(action=[0, 1], reward=[1.0, 0.0], done=[0.0, 1.0], mc=[0.0, 0.0]))
+    state = a.state_dict()
+    state["optimizer"]["param_groups"][0].update(foreach=False, capturable=True)
+    b = DQNAgent((3, 8, 8), 3, network="small", hidden=4, optimizer="rmsprop")
+    b.load_state_dict(state)
+    g = b.optimizer.param_groups[0]
+    assert (g["foreach"], g["capturable"]) == (True, False)
+    b.learn(_batch(action=[0, 1], reward=[1.0, 0.0], done=[0.0, 1.0], mc=[0.0, 0.0]))

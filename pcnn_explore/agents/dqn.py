@@ -18,6 +18,10 @@ Optimisers (``optimizer=``):
   (``torch.optim.RMSprop(lr, alpha=0.95, eps=0.01, centered=True)``).
 - ``"adam"``: Adam with epsilon 1.5e-4 (the Rainbow setting), learning rate given by ``lr``;
   faster on small CPU-scale tasks.
+
+On CUDA the optimisers are ``capturable`` (their state lives on the GPU) and, with ``cuda_graph``
+(default on CUDA), each ``learn`` replays the whole step as one CUDA graph
+(:mod:`pcnn_explore.agents.learn_graph`) with the eager step's values.
 """
 from __future__ import annotations
 
@@ -78,11 +82,15 @@ class DQNAgent:
         network: "auto" | "nature" | "small" (see :mod:`pcnn_explore.agents.networks`); hidden: dense width.
         gamma: discount. mmc_beta: beta of the MMC target (0 = Q-learning). double_q: double Q-learning.
         optimizer: "rmsprop" (Nature DQN) or "adam". lr: learning rate. device: torch device.
+        cuda_graph: replay each ``learn`` as one CUDA graph (None: on for CUDA devices). A graph is
+            captured for the first batch of each layout (host :class:`~pcnn_explore.agents.replay.Batch`
+            or device-resident :class:`~pcnn_explore.agents.replay.DeviceBatch`, batch size) and again
+            after :meth:`load_state_dict`. Changing ``lr`` after capture needs :meth:`drop_graph`.
     """
 
     def __init__(self, obs_shape, n_actions: int, *, network: str = "auto", hidden: int | None = None,
                  gamma: float = 0.99, mmc_beta: float = 0.0, double_q: bool = False, optimizer: str = "rmsprop",
-                 lr: float = 2.5e-4, device: str = "cpu"):
+                 lr: float = 2.5e-4, device: str = "cpu", cuda_graph: bool | None = None):
         if optimizer not in OPTIMIZERS:
             raise ValueError(f"optimizer must be one of {OPTIMIZERS}, got {optimizer!r}")
         self.gamma = _check_unit("gamma", gamma)
@@ -94,13 +102,23 @@ class DQNAgent:
         self.target = make_q_network(tuple(obs_shape), n_actions, network, hidden).to(self.device)
         self.target.load_state_dict(self.q.state_dict())
         self.target.requires_grad_(False)
+        cuda = self.device.type == "cuda"
+        if cuda_graph and not cuda:
+            raise ValueError(f"cuda_graph=True needs a CUDA device, got device={self.device}")
+        self.cuda_graph = cuda if cuda_graph is None else bool(cuda_graph)
+        # capturable on CUDA, graphed or not: eager and graphed steps run the same optimiser kernels
         if optimizer == "rmsprop":
             self.optimizer = torch.optim.RMSprop(self.q.parameters(), lr=lr, alpha=0.95, eps=0.01, centered=True,
-                                                 foreach=True)
+                                                 foreach=True, capturable=cuda)
         else:
             # The fused kernel is several times faster than the per-tensor loop on CPU as on CUDA.
             fused = self.device.type in ("cpu", "cuda")
-            self.optimizer = torch.optim.Adam(self.q.parameters(), lr=lr, eps=1.5e-4, fused=fused or None)
+            self.optimizer = torch.optim.Adam(self.q.parameters(), lr=lr, eps=1.5e-4, fused=fused or None,
+                                              capturable=cuda)
+        self._graph = None  # LearnGraph of the last batch layout
+        # how this agent's optimiser runs (a loaded state_dict must not change it)
+        group = self.optimizer.param_groups[0]
+        self._optimizer_flags = {k: group[k] for k in ("capturable", "foreach", "fused") if k in group}
 
     @torch.no_grad()
     def greedy_action(self, obs: np.ndarray) -> int:
@@ -114,18 +132,9 @@ class DQNAgent:
             return int(rng.integers(self.n_actions))
         return self.greedy_action(obs)
 
-    def learn(self, batch) -> float:
-        """One gradient step on a replay batch (:class:`pcnn_explore.agents.replay.Batch`).
-
-        Returns the Huber loss as a detached 0-d tensor (``float()`` of it syncs the device).
-        """
-        dev = self.device
-        obs = torch.from_numpy(batch.obs).to(dev)
-        next_obs = torch.from_numpy(batch.next_obs).to(dev)
-        action = torch.from_numpy(batch.action).to(dev)
-        reward = torch.from_numpy(batch.reward).to(dev)
-        done = torch.from_numpy(batch.done).to(dev)
-        mc = torch.from_numpy(batch.mc_return).to(dev)
+    def _loss(self, obs, next_obs, action, reward, done, mc_return) -> torch.Tensor:
+        """Huber loss between Q(obs, action) and the MMC target, on device tensors: obs/next_obs
+        (B, C, H, W) uint8, action (B,) int64, reward/done/mc_return (B,) float32. 0-d, with grad."""
         with torch.no_grad():
             next_target = self.target(next_obs)
             if self.double_q:
@@ -133,21 +142,71 @@ class DQNAgent:
                 next_q_max = next_target.gather(1, next_a).squeeze(1)
             else:
                 next_q_max = next_target.max(dim=1).values
-            y = mixed_mc_target(reward, next_q_max, done, mc, self.gamma, self.mmc_beta)
+            y = mixed_mc_target(reward, next_q_max, done, mc_return, self.gamma, self.mmc_beta)
         q_sa = self.q(obs).gather(1, action.unsqueeze(1)).squeeze(1)
-        loss = F.smooth_l1_loss(q_sa, y)
+        return F.smooth_l1_loss(q_sa, y)
+
+    def learn(self, batch) -> torch.Tensor:
+        """One gradient step on a replay batch (:class:`~pcnn_explore.agents.replay.Batch`, or a
+        :class:`~pcnn_explore.agents.replay.DeviceBatch` whose frames are on this agent's device).
+
+        Returns the Huber loss as a detached 0-d tensor on the device (``float()`` of it syncs).
+        """
+        if self.cuda_graph:
+            return self._learn_graphed(batch)
+        dev = self.device
+        if hasattr(batch, "obs_slots"):  # DeviceBatch: stacks gathered where the frames are
+            obs, next_obs = batch.obs.to(dev), batch.next_obs.to(dev)
+        else:
+            obs, next_obs = torch.from_numpy(batch.obs).to(dev), torch.from_numpy(batch.next_obs).to(dev)
+        action = torch.from_numpy(batch.action).to(dev)
+        reward = torch.from_numpy(batch.reward).to(dev)
+        done = torch.from_numpy(batch.done).to(dev)
+        mc = torch.from_numpy(batch.mc_return).to(dev)
+        loss = self._loss(obs, next_obs, action, reward, done, mc)
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
         self.optimizer.step()
         return loss.detach()
 
+    def _learn_graphed(self, batch) -> torch.Tensor:
+        from pcnn_explore.agents.learn_graph import LearnGraph, batch_layout, check_batch
+
+        check_batch(batch, self.n_actions)
+        if self._graph is None or self._graph.layout != batch_layout(batch):
+            self._graph = None  # release the old graph's memory pool first
+            self._graph = LearnGraph(self, batch)
+        return self._graph(batch)
+
+    def drop_graph(self) -> None:
+        """Forget the captured step (the next ``learn`` captures again), e.g. after changing ``lr``."""
+        self._graph = None
+
+    @torch.no_grad()
     def sync_target(self) -> None:
-        self.target.load_state_dict(self.q.state_dict())
+        """Copy the online weights into the target network, in place (a captured graph reads them)."""
+        for t, s in zip(self.target.parameters(), self.q.parameters()):
+            t.copy_(s)
+        for t, s in zip(self.target.buffers(), self.q.buffers()):
+            t.copy_(s)
 
     def state_dict(self) -> dict:
         return {"q": self.q.state_dict(), "target": self.target.state_dict(), "optimizer": self.optimizer.state_dict()}
 
     def load_state_dict(self, d: dict) -> None:
+        """Weights are copied in place; the optimiser gets new state tensors, so a graph is captured again.
+
+        The optimiser keeps this agent's way of running (``capturable``, ``foreach``, ``fused``),
+        whatever the saved state says: a state saved on the CPU, or by a version whose CUDA
+        optimiser was not capturable, resumes into a graphed agent.
+        """
         self.q.load_state_dict(d["q"])
         self.target.load_state_dict(d["target"])
         self.optimizer.load_state_dict(d["optimizer"])
+        for group in self.optimizer.param_groups:
+            group.update(self._optimizer_flags)
+        if self._optimizer_flags["capturable"] or self._optimizer_flags.get("fused"):
+            for p, state in self.optimizer.state.items():  # such optimisers keep the step count on the device
+                if torch.is_tensor(state.get("step")):
+                    state["step"] = state["step"].to(device=p.device, dtype=torch.float32)
+        self._graph = None
