@@ -9,7 +9,7 @@ the plots read it; none of them branches on a model's name. To add a model, see 
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from pcnn_explore.density.base import DensityModel, all_images, check_frames
@@ -32,6 +32,7 @@ class DensitySpec:
     options: tuple[str, ...] = ()  # which of COMMON_OPTIONS the constructor takes
     agent_bonus: bool = True  # offered as an agent's bonus (--bonus) and for recordings (--density)
     normalisation_tol: float = 1e-6  # |sum over all images of rho - 1| allowed in float64 tests
+    fixed: dict[str, Any] = field(default_factory=dict)  # constructor arguments this entry always passes
 
 
 REGISTRY: dict[str, DensitySpec] = {
@@ -39,6 +40,8 @@ REGISTRY: dict[str, DensitySpec] = {
     for spec in (
         DensitySpec("pixelcnn", PixelCNNDensity, "PixelCNN", "tab:blue", options=("lr", "device", "seed"),
                     normalisation_tol=1e-4),
+        DensitySpec("pixelcnn_pos", PixelCNNDensity, "PixelCNN (position bias)", "tab:purple",
+                    options=("lr", "device", "seed"), normalisation_tol=1e-4, fixed={"position": "bias"}),
         DensitySpec("cts", CTSDensity, "CTS", "tab:orange"),
         DensitySpec("convcts", ConvCTSDensity, "ConvCTS", "tab:green"),
         DensitySpec("empirical", EmpiricalDensity, "empirical", "tab:grey", agent_bonus=False),
@@ -73,12 +76,17 @@ def make_density(name: str, height: int = 42, width: int = 42, levels: int = 8, 
 
     The common options ``lr``, ``device`` and ``seed`` may always be passed: each model receives
     the ones it takes (a ``None`` value means "the model's default"). Any other keyword goes to
-    the model as is (e.g. ``lr_schedule`` for PixelCNN).
+    the model as is (e.g. ``lr_schedule`` for PixelCNN). The entry's ``fixed`` arguments are
+    always passed (``pixelcnn_pos``: ``position="bias"``) and may not be overridden.
     """
     spec = density_spec(name)
+    clash = sorted(set(kwargs) & set(spec.fixed))
+    if clash:
+        raise ValueError(f"density model {name!r} fixes {', '.join(clash)} ({spec.fixed}); "
+                         "choose another registered name instead")
     model_kwargs = {k: v for k, v in kwargs.items()
                     if k not in COMMON_OPTIONS or (k in spec.options and v is not None)}
-    return spec.cls(height=height, width=width, levels=levels, **model_kwargs)
+    return spec.cls(height=height, width=width, levels=levels, **spec.fixed, **model_kwargs)
 
 
 __all__ = [

@@ -22,6 +22,13 @@ Optimiser: uncentred RMSProp, lr 1e-3 (constant by default), momentum 0.9, decay
 forward -> log rho_n(x), backward, optimiser step, forward without grad -> log rho'_n(x).
 On CUDA the update is replayed as one CUDA graph (``cuda_graph``), with the same values.
 Training is online with batch 1, so rho'_n = rho_{n+1} and nothing is reverted.
+
+Location (the kit's extension, not the paper's): the appendix network is translation-invariant
+and sees only the 24 causal neighbours of a pixel, so two frames that differ only in *where* an
+object is, on a uniform background, get the same probability (DeepSea: the agent in any cell).
+``position="bias"`` adds a learned logit per pixel position and level, a (levels, H*W) parameter
+initialised to zero (so before training the network computes exactly the paper's function) and
+trained with the rest. ``position="none"`` is the paper's network and the default.
 """
 from __future__ import annotations
 
@@ -36,6 +43,8 @@ from pcnn_explore.density.base import check_frames, check_sample_args, check_sha
 from pcnn_explore.density.pixelcnn_step import FlatRMSprop, OnlineStep, forward_columns, frame_sums, pixel_log_probs
 
 LR_SCHEDULES = ("constant", "inverse", "inverse_sqrt")
+#: ``position`` options: the paper's translation-invariant network, or a learned logit bias per position and level
+POSITIONS = ("none", "bias")
 
 
 def learning_rate(lr: float, n: int, schedule: str) -> float:
@@ -108,19 +117,44 @@ class GatedResidualBlock(nn.Module):
         return h + self.gate_out(torch.tanh(a) * torch.sigmoid(b))
 
 
-class PixelCNN(nn.Module):
-    """Appendix A network: (B, H*W) float pixels -> (B, H*W, levels) logits."""
+def check_position(position: object) -> str:
+    if position not in POSITIONS:
+        raise ValueError(f"position must be one of {POSITIONS} ('none': the paper's network; 'bias': a learned "
+                         f"logit per pixel position and level), got {position!r}")
+    return position
 
-    def __init__(self, height: int, width: int, levels: int = 8, channels: int = 16, hidden: int = 64, n_blocks: int = 2):
+
+class PixelCNN(nn.Module):
+    """Appendix A network: (B, H*W) float pixels -> (B, H*W, levels) logits.
+
+    ``position="bias"``: plus ``position_bias``, a (levels, H*W) logit per level and pixel
+    position (zeros at creation; registered after the appendix layers, so the appendix weights
+    drawn from a seed are the same with and without it). ``position="none"``: the paper's.
+    """
+
+    def __init__(self, height: int, width: int, levels: int = 8, channels: int = 16, hidden: int = 64, n_blocks: int = 2,
+                 position: str = "none"):
         super().__init__()
+        self.position = check_position(position)
         self.input_conv = CausalInputConv(height, width, channels, kernel_size=7)
         self.blocks = nn.Sequential(*[GatedResidualBlock(channels) for _ in range(n_blocks)])
         self.hidden = nn.Linear(channels, hidden)
         self.logits = nn.Linear(hidden, levels)
+        self.position_bias = nn.Parameter(torch.zeros(levels, height * width)) if position == "bias" else None
+
+    def add_position_bias(self, logits: torch.Tensor, pixels: slice | None = None) -> torch.Tensor:
+        """(levels, B*P) logits of B images' pixels ``pixels`` (default all H*W) -> the same plus the
+        position bias of each pixel, in place; unchanged for ``position="none"``."""
+        if self.position_bias is None:
+            return logits
+        bias = self.position_bias if pixels is None else self.position_bias[:, pixels]
+        return logits.view(logits.shape[0], -1, bias.shape[1]).add_(bias[:, None, :]).view(logits.shape)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         n_images, n_pixels = x.shape
         logits = forward_columns(self, self.input_conv.columns(x))  # (levels, B*H*W)
+        if self.position_bias is not None:  # out of place: autograd needs the bias-free logits' graph
+            logits = (logits.view(-1, n_images, n_pixels) + self.position_bias[:, None, :]).view(logits.shape)
         return logits.view(-1, n_images, n_pixels).permute(1, 2, 0)
 
 
@@ -131,6 +165,8 @@ class PixelCNNDensity:
     "constant" (the paper's choice), "inverse" (lr / n) or "inverse_sqrt" (lr / sqrt(n)).
     Pixels enter the network as level / (levels - 1) in [0, 1].
     ``seed`` seeds the initial weights (the global torch RNG is left alone).
+    ``position``: "none" (the paper's translation-invariant network, default) or "bias" (plus a
+    learned logit per pixel position and level, H*W*levels parameters; see the module docstring).
     ``cuda_graph``: replay each update as one CUDA graph (about 5x faster at batch 1, same values);
     None (default) turns it on for CUDA devices. ``load_state_dict`` copies into the existing
     tensors, so a captured graph stays valid.
@@ -151,8 +187,10 @@ class PixelCNNDensity:
         seed: int = 0,
         dtype: torch.dtype = torch.float32,
         cuda_graph: bool | None = None,
+        position: str = "none",
     ):
         check_shape_args(height, width, levels)
+        check_position(position)
         if not (isinstance(lr, (int, float)) and math.isfinite(lr) and lr > 0):
             raise ValueError(f"lr must be a positive finite number, got {lr!r}")
         learning_rate(lr, 1, lr_schedule)  # validates the schedule name
@@ -162,7 +200,8 @@ class PixelCNNDensity:
         self.dtype = dtype
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(int(seed))
-            self.net = PixelCNN(self.height, self.width, levels=self.levels)
+            self.net = PixelCNN(self.height, self.width, levels=self.levels, position=position)
+        self.position = position
         self.net.to(device=self.device, dtype=dtype)
         self.optimizer = FlatRMSprop(self.net, lr=self.lr, alpha=alpha, eps=eps, momentum=momentum)
         self._n_updates = 0
@@ -182,7 +221,7 @@ class PixelCNNDensity:
         """uint8 (B, H, W) -> (1, B*H*W) log-probabilities of the frames' pixels, image after image."""
         targets = torch.from_numpy(frames.reshape(1, -1)).to(self.device, torch.int64)
         x = targets.to(self.dtype).mul_(self._scale).view(len(frames), -1)
-        logits = forward_columns(self.net, self.net.input_conv.columns(x))
+        logits = self.net.add_position_bias(forward_columns(self.net, self.net.input_conv.columns(x)))
         return pixel_log_probs(logits, targets)[1]
 
     def pixel_log_prob(self, frames: np.ndarray) -> np.ndarray:
@@ -232,7 +271,7 @@ class PixelCNNDensity:
         out = np.zeros((n, hw), np.uint8)
         with torch.inference_mode():
             for p in range(hw):
-                logits = forward_columns(self.net, canvas[:, taps[p]].t())  # (levels, n)
+                logits = self.net.add_position_bias(forward_columns(self.net, canvas[:, taps[p]].t()), slice(p, p + 1))
                 cdf = np.cumsum(torch.softmax(logits.double(), dim=0).t().cpu().numpy(), axis=1)
                 out[:, p] = np.minimum((uniforms[:, p, None] >= cdf).sum(axis=1), self.levels - 1)
                 canvas[:, p] = torch.from_numpy(out[:, p]).to(self.device, self.dtype) * self._scale
@@ -242,6 +281,7 @@ class PixelCNNDensity:
         return {
             "kind": "PixelCNNDensity",
             "shape": [self.height, self.width, self.levels],
+            "position": self.position,
             "net": self.net.state_dict(),
             "optimizer": self.optimizer.state_dict(),
             "n_updates": self._n_updates,
@@ -253,6 +293,9 @@ class PixelCNNDensity:
         shape = [int(v) for v in state["shape"]]
         if shape != [self.height, self.width, self.levels]:
             raise ValueError(f"state is for shape/levels {shape}, model has {[self.height, self.width, self.levels]}")
+        if state.get("position", "none") != self.position:
+            raise ValueError(f"state is for position={state.get('position', 'none')!r}, the model has "
+                             f"position={self.position!r}")
         self.net.load_state_dict(state["net"])
         self.optimizer.load_state_dict(state["optimizer"])
         self._n_updates = int(state["n_updates"])
@@ -260,5 +303,5 @@ class PixelCNNDensity:
     def __repr__(self) -> str:
         return (
             f"PixelCNNDensity(height={self.height}, width={self.width}, levels={self.levels}, "
-            f"lr={self.lr}, lr_schedule={self.lr_schedule!r}, n_updates={self._n_updates})"
+            f"lr={self.lr}, lr_schedule={self.lr_schedule!r}, position={self.position!r}, n_updates={self._n_updates})"
         )

@@ -3,7 +3,8 @@
 Layout: activations are (channels, M) matrices with one *column* per pixel (M = B * H * W for B
 images, pixels in raster order, image after image). Every layer after the mask-A input layer is a
 1x1 convolution, i.e. ``W @ X + b`` on these matrices; the input layer is the same on each pixel's
-24 causal taps, gathered as a (taps, M) matrix. Channel-first matrices keep every elementwise
+24 causal taps, gathered as a (taps, M) matrix. A ``position="bias"`` network adds its (levels, H*W)
+position bias to the logits after :func:`forward_columns` (``PixelCNN.add_position_bias``). Channel-first matrices keep every elementwise
 operation contiguous (the gate's two halves are row blocks, the log-softmax runs across rows),
 which is several times faster on a CPU than (M, channels) rows with a chunked last dimension.
 
@@ -175,6 +176,7 @@ class _Workspace:
         self.weights_t = [m.weight.t() for m in lin]
         self.grads = [(m.weight.grad, m.bias.grad) for m in lin]
         self.column_taps = net.input_conv.column_taps
+        self.position_bias = getattr(net, "position_bias", None)  # (levels, H*W) or None
 
 
 class OnlineStep:
@@ -212,13 +214,16 @@ class OnlineStep:
         ws = self.ws
         ws.padded[:, :-1].copy_(self.targets).mul_(self.model._scale)  # as log_prob: convert, then scale
         torch.index_select(ws.padded[0], 0, ws.column_taps, out=ws.patches.view(-1))
-        return forward_columns(self.net, ws.patches, ws)
+        logits = forward_columns(self.net, ws.patches, ws)
+        return logits if ws.position_bias is None else logits.add_(ws.position_bias)  # position="bias"
 
     def _backward(self, log_p: torch.Tensor) -> None:
         """Gradient of -log rho(x) = -sum of the target log-probabilities, into the flat gradient."""
         ws, wt, grads = self.ws, self.ws.weights_t, self.ws.grads
         n_blocks = len(ws.s)
         d_logits = torch.exp(log_p, out=ws.d_logits).scatter_add_(0, self.targets, ws.minus_ones)  # softmax - onehot
+        if ws.position_bias is not None:  # logits = network + bias: its gradient is d_logits itself
+            ws.position_bias.grad.copy_(d_logits)
         torch.mm(d_logits, ws.r.t(), out=grads[-1][0])
         torch.sum(d_logits, 1, out=grads[-1][1])
         d_r = torch.mm(wt[-1], d_logits, out=ws.d_r).mul_(torch.sign(ws.r, out=ws.q))  # relu': 1 where r > 0
