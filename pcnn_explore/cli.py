@@ -1,4 +1,4 @@
-"""Command line: ``pcnn-explore train | record | reproduce``.
+"""Command line: ``pcnn-explore train | record | reproduce | sweep``.
 
 Each sub-command lives in its own module, which provides two functions:
 
@@ -18,6 +18,7 @@ COMMANDS = {
     "train": ("pcnn_explore.run.cli", "train a DQN agent, with or without the pseudo-count bonus"),
     "record": ("pcnn_explore.record", "record one episode while a density model trains online"),
     "reproduce": ("pcnn_explore.reproduce", "execute the experiment notebooks headlessly"),
+    "sweep": ("pcnn_explore.sweep.cli", "run a grid of training runs on Ray (local or a cluster), or --report it"),
 }
 
 

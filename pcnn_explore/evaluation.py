@@ -24,7 +24,7 @@ import numpy as np
 
 __all__ = ["PAPER_WINDOW_FRAMES", "SYMMETRIC_BELOW", "frames_per_step", "paper_window", "Curve", "training_curve",
            "curve_from_log", "mean_curve", "max_score", "common_horizon", "auc", "Improvement", "improvement",
-           "format_improvement", "SYMMETRIC_NOTE"]
+           "format_improvement", "SYMMETRIC_NOTE", "compare"]
 
 #: environment frames per curve point in the paper
 PAPER_WINDOW_FRAMES = 1_000_000
@@ -186,3 +186,28 @@ def format_improvement(imp: Improvement, digits: int = 0) -> str:
     if math.isnan(imp.percent):
         return "n/a"
     return f"{imp.percent:+.{digits}f}%" + ("*" if imp.symmetric else "")
+
+
+def compare(lines: Mapping[str, Sequence[np.ndarray | Curve]], baseline: str | None = None) -> dict[str, dict]:
+    """The evaluation of the lines of one env (each a list of seed curves), over their common horizon.
+
+    Returns {line: {"seeds", "max_score" (mean of the seeds' peaks), "best_peak" (highest seed's
+    peak), "auc", "horizon" (windows), "improvement" (% over ``baseline``, None without one),
+    "symmetric"}}. ``baseline`` must be one of ``lines`` when given.
+    """
+    if not lines:
+        raise ValueError("no lines to compare")
+    if baseline is not None and baseline not in lines:
+        raise ValueError(f"baseline {baseline!r} is not among the lines {', '.join(lines)}")
+    h = common_horizon(*lines.values())
+    out: dict[str, dict] = {}
+    for name, curves in lines.items():
+        peaks = [float(np.nanmax(c)) for c in (np.asarray(x.means if isinstance(x, Curve) else x, float) for x in curves)
+                 if c.size and not np.isnan(c).all()]
+        out[name] = {"seeds": len(curves), "max_score": max_score(curves), "best_peak": max(peaks) if peaks else math.nan,
+                     "auc": auc(curves, h), "horizon": h, "improvement": None, "symmetric": False}
+    if baseline is not None:
+        for name, d in out.items():
+            imp = improvement(d["auc"], out[baseline]["auc"])
+            d["improvement"], d["symmetric"] = imp.percent, imp.symmetric
+    return out

@@ -1,0 +1,131 @@
+"""``pcnn-explore sweep``: the paper's grid of training runs on Ray, and its evaluation.
+
+Usage::
+
+    pcnn-explore sweep --envs MiniGrid-Serpentine-7x7-v0 --variants dqn,pixelcnn_mmc --seeds 0,1 \\
+        --set steps=3000 --profile study --out runs/sweep
+    pcnn-explore sweep fig12 --address auto --gpus-per-trial 0.25     # a shipped grid, on a cluster
+    pcnn-explore sweep grid.toml --out runs/mine                      # a grid file (same keys)
+    pcnn-explore sweep --report runs/sweep                            # curves, max scores, AUC
+
+Local by default (Ray on this machine's CPUs and GPUs); ``--address auto|HOST:PORT`` joins a
+running cluster. The same command again skips finished trials and resumes the others from their
+checkpoints. Every error is one line on stderr and exit status 2, before Ray starts.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from pcnn_explore.checks import arg_type
+
+__all__ = ["add_arguments", "run_cli", "grid_from_args"]
+
+_PROG = "pcnn-explore sweep"
+
+
+def _csv(kind: str):
+    def parse(text: str):
+        items = [t.strip() for t in text.split(",") if t.strip()]
+        if not items:
+            raise argparse.ArgumentTypeError(f"expected a comma-separated list, got {text!r}")
+        if kind == "int":
+            conv = arg_type("int", 0)
+            return tuple(conv(t) for t in items)
+        return tuple(items)
+
+    parse.__name__ = "list"
+    return parse
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("grid", nargs="?", help="a grid file (TOML, the keys below) or a shipped grid: "
+                        "fig5, fig6, fig11, fig12, fig13, fig14")
+    parser.add_argument("--envs", type=_csv("str"), metavar="E1,E2", help="env ids, e.g. ALE/MontezumaRevenge-v5")
+    parser.add_argument("--variants", type=_csv("str"), metavar="V1,V2",
+                        help="agent variants: dqn or a density model, then _mmc, then _intrinsic "
+                             "(dqn, dqn_mmc, cts_mmc, pixelcnn, pixelcnn_mmc, convcts_mmc, pixelcnn_mmc_intrinsic, ...)")
+    parser.add_argument("--seeds", type=_csv("int"), metavar="0,1,2", help="seeds (default 0)")
+    parser.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE[,VALUE...]",
+                        help="any TrainConfig field, parsed like pcnn-explore train's flag; several values "
+                             "make one axis of the grid (repeatable)")
+    parser.add_argument("--profile", choices=("smoke", "study", "paper"), help="preset of the unset settings "
+                        "(default study)")
+    parser.add_argument("--out", metavar="DIR", help="the sweep's folder (default runs/sweep)")
+    parser.add_argument("--cpus-per-trial", type=arg_type("float", 1e-9), metavar="X", help="CPUs per trial (default 1)")
+    parser.add_argument("--gpus-per-trial", type=arg_type("float", 0.0), metavar="X",
+                        help="GPUs per trial; a fraction shares a GPU between trials (default 0)")
+    parser.add_argument("--address", metavar="auto|HOST:PORT", help="join a running Ray cluster (default: start "
+                        "Ray on this machine)")
+    parser.add_argument("--max-retries", type=arg_type("int", 0), default=3, metavar="N",
+                        help="times a trial whose worker died is run again, from its checkpoint (default 3)")
+    parser.add_argument("--dry-run", action="store_true", help="check the grid and list its trials; run nothing")
+    parser.add_argument("--no-progress", action="store_true", help="print nothing while the trials run")
+    parser.add_argument("--report", metavar="DIR", help="write the evaluation of the sweep in DIR (curves, "
+                        "max scores beside the paper's, AUC improvements) to DIR/report; runs nothing")
+    parser.add_argument("--window", type=arg_type("int", 1), metavar="STEPS",
+                        help="with --report: agent steps per curve point (default: 1M frames, 250K agent steps on Atari)")
+    parser.add_argument("--baseline", default="dqn", metavar="LINE",
+                        help="with --report: the line AUC improvements are measured against (default dqn)")
+
+
+def grid_from_args(args: argparse.Namespace):
+    """The :class:`~pcnn_explore.sweep.grid.Grid` the flags (over the grid file, if any) ask for."""
+    from pcnn_explore.sweep.grid import Grid, load_grid, parse_set
+
+    grid = load_grid(args.grid) if args.grid else Grid()
+    given = {"envs": args.envs, "variants": args.variants, "seeds": args.seeds, "profile": args.profile,
+             "out": args.out, "cpus_per_trial": args.cpus_per_trial, "gpus_per_trial": args.gpus_per_trial}
+    for key, value in given.items():
+        if value is not None:
+            setattr(grid, key, value)
+    grid.set = {**grid.set, **parse_set(args.set)}
+    return grid
+
+
+def _fail(message: str) -> int:
+    print(f"{_PROG}: error: {message}", file=sys.stderr)
+    return 2
+
+
+def run_cli(args: argparse.Namespace) -> int:
+    from pcnn_explore.sweep.grid import SweepError
+
+    if args.report:
+        if args.grid or args.envs or args.variants or args.seeds or args.set:
+            return _fail("--report reads a sweep's folder; run the sweep and its report as two commands")
+        from pcnn_explore.sweep.report import write_report
+
+        try:
+            paths = write_report(args.report, window=args.window, baseline=args.baseline)
+        except (SweepError, ValueError, OSError) as e:
+            return _fail(str(e))
+        print("report: " + ", ".join(str(p) for p in paths))
+        return 0
+    if args.window is not None:
+        return _fail("--window goes with --report DIR")
+    from pcnn_explore.sweep.runner import run_trials
+    from pcnn_explore.sweep.view import SweepView
+
+    try:
+        grid = grid_from_args(args)
+        if not grid.envs and not args.grid:
+            return _fail("name a grid file, or the grid with --envs, --variants (and --seeds, --set)")
+        trials = grid.trials()
+        if args.dry_run:
+            for t in trials:
+                print(t.name)
+            print(f"{len(trials)} trials in {grid.out}")
+            return 0
+        records = run_trials(trials, address=args.address, cpus_per_trial=grid.cpus_per_trial,
+                             gpus_per_trial=grid.gpus_per_trial, max_retries=args.max_retries, sweep_dir=grid.out,
+                             view=None if args.no_progress else SweepView(),
+                             info={"figure": grid.figure, "profile": grid.profile})
+    except (SweepError, ValueError, TypeError, OSError) as e:
+        return _fail(str(e))
+    failed = [r for r in records if r["status"] == "failed"]
+    for r in failed:
+        print(f"{_PROG}: failed: {r['name']}: {r['error']}", file=sys.stderr)
+    print(f"{sum(r['status'] == 'done' for r in records)} of {len(records)} trials done in {grid.out}; "
+          f"evaluate with: pcnn-explore sweep --report {grid.out}")
+    return 1 if failed else 0

@@ -1,0 +1,196 @@
+"""``pcnn-explore sweep --report DIR``: the paper's evaluation of a sweep (Appendix B).
+
+Writes into ``DIR/report/``:
+
+- ``curves_<env>.png``: per env, each line's training curve (mean undiscounted return per window
+  of 1M frames; seeds' mean and min-max band, one line style per line);
+- ``max_scores.md`` and ``max_scores.csv``: per env and line the maximum score (each seed's peak,
+  averaged over seeds), the best seed's peak, the AUC and its improvement over the baseline, beside
+  the paper's numbers where it gives them (``data/paper_hard_games.csv``: the appendix table, and
+  the record peaks of Sec. 6 for c > 0.1);
+- ``auc_improvements.png``: Fig. 6 / 8, every compared line's improvement in % of AUC over the
+  baseline per env, sorted, hard-exploration games (``data/atari_taxonomy.csv``) marked;
+- ``report.json``: the numbers.
+
+Trials that have not finished count with the windows they have (the AUC's common horizon is
+the shortest curve on each env). Windows are agent steps (1M frames: 250K on Atari).
+"""
+from __future__ import annotations
+
+import csv
+import json
+import math
+import os
+from pathlib import Path
+
+from pcnn_explore import evaluation as ev
+from pcnn_explore.sweep.grid import SweepError, folder_safe
+from pcnn_explore.sweep.runner import read_sweep
+
+__all__ = ["load_taxonomy", "load_paper_scores", "paper_column", "line_label", "evaluate_sweep", "write_report",
+           "RECORD_PEAK", "PAPER_COLUMNS"]
+
+#: the line of a sweep -> its column of the paper's appendix table (maximum score, mean of 3 seeds)
+PAPER_COLUMNS = {"dqn": "DQN", "cts_mmc": "DQN-CTS", "pixelcnn_mmc": "DQN-PixelCNN"}
+#: the column of Sec. 6's record peaks (single runs with a larger PG scale), beside the best seed's peak
+RECORD_PEAK = "record peak (Sec. 6)"
+
+
+def load_taxonomy() -> dict[str, dict[str, str]]:
+    """The appendix taxonomy of the 57 games: {ale_id: {"game", "exploration" (easy/hard/""), "category"}}."""
+    from pcnn_explore.resources import data_path
+
+    with open(data_path("atari_taxonomy.csv"), newline="") as f:
+        return {r["ale_id"]: {k: r[k] for k in ("game", "exploration", "category")} for r in csv.DictReader(f)}
+
+
+def load_paper_scores() -> dict[str, dict[str, float | str]]:
+    """``data/paper_hard_games.csv`` by ALE id: {ale_id: {"game", column: score (NaN if not given)}}."""
+    from pcnn_explore.resources import data_path
+
+    out: dict[str, dict] = {}
+    with open(data_path("paper_hard_games.csv"), newline="") as f:
+        for r in csv.DictReader(f):
+            out[r["ale_id"]] = {"game": r["game"], **{k: float(v) if v.strip() else math.nan
+                                                      for k, v in r.items() if k not in ("game", "ale_id")}}
+    return out
+
+
+def paper_column(line: str) -> tuple[str, str] | None:
+    """(paper column, which of our numbers it compares with) for a line, or None.
+
+    ``dqn``, ``cts_mmc``, ``pixelcnn_mmc``: the appendix table vs our maximum score;
+    ``pixelcnn_mmc,pg_scale=c`` with c > 0.1: Sec. 6's record peaks vs our best seed's peak.
+    """
+    if line in PAPER_COLUMNS:
+        return PAPER_COLUMNS[line], "max_score"
+    variant, _, rest = line.partition(",")
+    if variant == "pixelcnn_mmc" and rest.startswith("pg_scale=") and "," not in rest:
+        try:
+            if float(rest.split("=", 1)[1]) > 0.1:
+                return RECORD_PEAK, "best_peak"
+        except ValueError:
+            return None
+    return None
+
+
+def line_label(line: str) -> str:
+    """The paper's name of a line: ``pixelcnn_mmc,pg_scale=10`` -> ``DQN-PixelCNN, pg_scale=10``."""
+    from pcnn_explore.experiments.agent_variants import variant_label
+
+    variant, _, rest = line.partition(",")
+    return variant_label(variant) + (", " + rest.replace(",", ", ") if rest else "")
+
+
+def evaluate_sweep(sweep_dir: str | os.PathLike, window: int | None = None, baseline: str = "dqn") -> dict:
+    """The evaluation of every env and line of the sweep in ``sweep_dir`` (see the module docstring).
+
+    ``window``: agent steps per curve point (None: 1M frames of each env). Raises SweepError when
+    the sweep has no logged trial or an env's runs are shorter than one window.
+    """
+    from pcnn_explore.run.state import read_log
+
+    root = Path(sweep_dir)
+    records = read_sweep(root)
+    runs: dict[str, dict[str, list]] = {}
+    for r in records:
+        log_dir = root / r["folder"]
+        if not (log_dir / "log.csv").is_file():
+            continue
+        log = read_log(log_dir)
+        if not len(log["step"]):
+            continue
+        runs.setdefault(r["env"], {}).setdefault(r["line"], []).append((r["seed"], log))
+    if not runs:
+        raise SweepError(f"{root}: no trial has logged an episode yet; run the sweep (pcnn-explore sweep ...) first")
+    out = {"sweep_dir": str(root), "baseline": baseline, "envs": {}}
+    for env, lines in runs.items():
+        w = window or ev.paper_window(env)
+        curves = {line: [ev.curve_from_log(log, w) for _, log in sorted(seeds, key=lambda s: s[0])]
+                  for line, seeds in lines.items()}
+        longest = max(int(log["step"][-1]) for seeds in lines.values() for _, log in seeds)
+        if all(len(c.means) == 0 for cs in curves.values() for c in cs):
+            raise SweepError(f"{env}: the trials ran at most {longest:,} agent steps, fewer than one window of "
+                             f"{w:,}: pass --window STEPS (agent steps per curve point)")
+        numbers = ev.compare(curves, baseline if baseline in curves else None)
+        out["envs"][env] = {"window": w, "frames_per_step": ev.frames_per_step(env), "lines": {
+            line: {**numbers[line], "label": line_label(line), "variant": line.split(",")[0],
+                   "ends": max((c.ends.tolist() for c in curves[line]), key=len),
+                   "runs": [c.means.tolist() for c in curves[line]]} for line in curves}}
+    return out
+
+
+def _fmt(v, digits: int = 2) -> str:
+    return "-" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:,.{digits}f}"
+
+
+def _table_rows(result: dict) -> list[dict]:
+    taxonomy, paper = load_taxonomy(), load_paper_scores()
+    rows = []
+    for env, e in result["envs"].items():
+        for line, d in e["lines"].items():
+            col = paper_column(line)
+            given = paper.get(env, {}).get(col[0], math.nan) if col else math.nan
+            imp = (ev.format_improvement(ev.Improvement(d["improvement"], d["symmetric"]))
+                   if d["improvement"] is not None and line != result["baseline"] else "")
+            rows.append({"env": env, "game": taxonomy.get(env, {}).get("game", env), "line": line, "label": d["label"],
+                         "seeds": d["seeds"], "max_score": d["max_score"], "best_peak": d["best_peak"], "auc": d["auc"],
+                         "horizon_windows": d["horizon"], "auc_improvement": imp,
+                         "paper": given, "paper_column": col[0] if col and not math.isnan(given) else "",
+                         "paper_compares": col[1] if col and not math.isnan(given) else ""})
+    return rows
+
+
+def write_report(sweep_dir: str | os.PathLike, window: int | None = None, baseline: str = "dqn") -> list[Path]:
+    """Write ``DIR/report/`` (see the module docstring) and return the paths written."""
+    from pcnn_explore.atomic import atomic_write, write_text_atomic
+    from pcnn_explore.experiments.agent_variants import variant_colour
+    from pcnn_explore.plots.evaluation import plot_auc_improvements, plot_eval_curves
+    from pcnn_explore.report import _plain
+
+    result = evaluate_sweep(sweep_dir, window, baseline)
+    out = Path(sweep_dir) / "report"
+    out.mkdir(parents=True, exist_ok=True)
+    paths = []
+    taxonomy = load_taxonomy()
+    for env, e in result["envs"].items():
+        lines = {d["label"]: {"ends": d["ends"], "runs": [r + [math.nan] * (len(d["ends"]) - len(r)) for r in d["runs"]]}
+                 for d in e["lines"].values()}  # seeds that ran fewer windows: NaN-padded
+        colours = {d["label"]: variant_colour(d["variant"]) or "0.25" for d in e["lines"].values()}  # DQN: grey
+        title = f"{taxonomy.get(env, {}).get('game', env)}: mean return per {e['window'] * e['frames_per_step']:,} frames"
+        fig = plot_eval_curves(lines, title, e["frames_per_step"], colours)
+        paths.append(out / f"curves_{folder_safe(env)}.png")
+        with atomic_write(paths[-1]) as f:
+            fig.savefig(f, format="png", dpi=110)
+    rows = _table_rows(result)
+    fields = list(rows[0])
+    with atomic_write(out / "max_scores.csv", "w") as f:
+        w = csv.DictWriter(f, fieldnames=fields, lineterminator="\n")
+        w.writeheader()
+        w.writerows(rows)
+    paths.append(out / "max_scores.csv")
+    md = ["| game | line | seeds | max score | best seed's peak | AUC | AUC vs " + baseline + " | paper |",
+          "|---|---|---:|---:|---:|---:|---:|---|"]
+    for r in rows:
+        paper = (f"{r['paper']:,.2f} ({r['paper_column']}, vs our {r['paper_compares'].replace('_', ' ')})"
+                 if r["paper_column"] else "")
+        md.append(f"| {r['game']} | {r['label']} | {r['seeds']} | {_fmt(r['max_score'])} | {_fmt(r['best_peak'])} | "
+                  f"{_fmt(r['auc'])} | {r['auc_improvement']} | {paper} |")
+    windows = ", ".join(sorted({f"{e['window']:,}" for e in result["envs"].values()}))
+    md += ["", f"Maximum score: each seed's highest point of its curve (windows of {windows} agent steps), averaged "
+           "over seeds; AUC: mean of the curve over the windows every line of the env has.", ev.SYMMETRIC_NOTE]
+    paths.append(write_text_atomic(out / "max_scores.md", "\n".join(md) + "\n"))
+    improvements: dict[str, dict[str, ev.Improvement]] = {}
+    for env, e in result["envs"].items():
+        for line, d in e["lines"].items():
+            if d["improvement"] is not None and line != baseline:
+                improvements.setdefault(d["label"], {})[env] = ev.Improvement(d["improvement"], d["symmetric"])
+    if improvements:
+        hard = {env for env, t in taxonomy.items() if t["exploration"] == "hard"}
+        names = {env: t["game"] for env, t in taxonomy.items()}
+        fig = plot_auc_improvements(improvements, hard, line_label(baseline), names)
+        paths.append(out / "auc_improvements.png")
+        with atomic_write(paths[-1]) as f:
+            fig.savefig(f, format="png", dpi=110)
+    paths.append(write_text_atomic(out / "report.json", json.dumps(_plain(result), indent=1) + "\n"))
+    return paths

@@ -1,0 +1,316 @@
+"""Run a sweep's trials on Ray: local by default, or on an existing cluster.
+
+Each trial is one resumable training run (:func:`pcnn_explore.train.train`) in its own folder,
+run as a Ray task with ``cpus_per_trial`` CPUs and ``gpus_per_trial`` GPUs (fractions share a
+device). The folder holds, besides the run's own files (``log.csv``, ``settings.json``,
+``checkpoint.pt``, ``policy.pt``, ``tb/``):
+
+- ``trial.json``: the trial (env, variant, seed, line, overrides) and its resolved settings,
+  written before the run starts; a folder whose stored settings differ from the requested ones
+  is never reused (:class:`~pcnn_explore.sweep.grid.SweepError`, naming both);
+- ``attempt.json``: the current attempt (its number, process id, host, start time);
+- ``result.json``: written when the run has done its steps (a finished trial is skipped).
+
+Fault tolerance: a worker that dies (SIGKILL, a lost node) makes Ray run the task again
+(``max_retries``); the new attempt resumes from the trial's last checkpoint, and the training
+run drops the log rows after it, so no log covers a step twice. An attempt that died before the
+first checkpoint starts afresh. Running the same sweep again skips finished trials and resumes
+the others. ``DIR/sweep.json`` (``{"trials": [...]}``, rewritten atomically as trials change)
+lists every trial with its status (queued, running, done, failed), agent steps and speed.
+Folders must be on a file system every node sees (the sweep's folder is given to Ray as an
+absolute path).
+"""
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import socket
+import time
+from pathlib import Path
+from typing import Any, Sequence
+
+from pcnn_explore.atomic import write_text_atomic
+from pcnn_explore.sweep.grid import SweepError, Trial
+from pcnn_explore.sweep.view import SweepView
+
+__all__ = ["TRIAL_FILE", "ATTEMPT_FILE", "RESULT_FILE", "SWEEP_FILE", "PLACEMENT", "connect", "train_trial",
+           "plan", "run_trials", "read_sweep"]
+
+TRIAL_FILE, ATTEMPT_FILE, RESULT_FILE, SWEEP_FILE = "trial.json", "attempt.json", "result.json", "sweep.json"
+#: settings that say where a trial runs, not what it computes: they may differ from the stored ones
+PLACEMENT = ("out_dir", "device", "num_threads", "bonus_thread")
+_RUN_FILES = ("log.csv", "settings.json", "policy.pt", "tb", RESULT_FILE)
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+
+
+# ------------------------------------------------------------------------------------ the task
+def train_trial(settings: dict) -> dict:
+    """Train (or resume) one trial from its resolved settings; runs inside a Ray worker.
+
+    Resumes from ``checkpoint.pt`` when the folder has one, else starts afresh (removing what an
+    attempt that died before its first checkpoint left). Writes ``attempt.json`` first and
+    ``result.json`` last; returns the result (agent steps, episodes, wall seconds, steps/s).
+    """
+    import pcnn_explore.experiments.tasks  # noqa: F401  (registers MiniGrid-Serpentine-*)
+    from pcnn_explore.run.config import TrainConfig
+    from pcnn_explore.run.loop import train
+    from pcnn_explore.run.state import CHECKPOINT
+
+    cfg = TrainConfig(**settings)
+    out = Path(cfg.out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    before = _read_json(out / ATTEMPT_FILE) or {}
+    write_text_atomic(out / ATTEMPT_FILE, json.dumps({
+        "attempt": int(before.get("attempt", 0)) + 1, "pid": os.getpid(), "host": socket.gethostname(),
+        "started": time.time()}) + "\n")
+    resume = (out / CHECKPOINT).is_file()
+    if not resume:
+        for name in _RUN_FILES:
+            p = out / name
+            shutil.rmtree(p) if p.is_dir() else p.unlink(missing_ok=True)
+    r = train(cfg, resume=resume, progress=False)
+    result = {"steps": int(r.steps), "episodes": int(r.episodes), "wall_seconds": float(r.wall_seconds),
+              "steps_per_second": float(r.steps_per_second) if r.steps_per_second == r.steps_per_second else None,
+              "resumed": resume, "finished": time.time()}
+    write_text_atomic(out / RESULT_FILE, json.dumps(result) + "\n")
+    return result
+
+
+# ------------------------------------------------------------------------------------ planning
+def _stored_settings(out: Path) -> tuple[dict | None, str]:
+    """The settings a trial folder holds and where they come from (trial.json, else a run's settings.json)."""
+    trial = _read_json(out / TRIAL_FILE)
+    if isinstance(trial, dict) and isinstance(trial.get("settings"), dict):
+        return trial["settings"], str(out / TRIAL_FILE)
+    run = _read_json(out / "settings.json")
+    if isinstance(run, dict):
+        return run, str(out / "settings.json")
+    if any((out / n).exists() for n in ("log.csv", "checkpoint.pt", TRIAL_FILE)):
+        return {}, str(out)
+    return None, ""
+
+
+def _differences(stored: dict, wanted: dict) -> list[str]:
+    keys = sorted((set(stored) | set(wanted)) - set(PLACEMENT))
+    return [f"{k}: stored {stored.get(k, '(none)')!r}, requested {wanted.get(k, '(none)')!r}"
+            for k in keys if stored.get(k) != wanted.get(k)]
+
+
+def plan(trials: Sequence[Trial], on_mismatch: str = "error") -> list[tuple[Trial, dict, bool]]:
+    """Check every trial before anything runs: ``[(trial, resolved settings, finished)]``.
+
+    A folder holding another trial's settings raises :class:`SweepError` naming both
+    (``on_mismatch="error"``) or has its run files replaced (``"replace"``, what the notebooks ask).
+    """
+    if on_mismatch not in ("error", "replace"):
+        raise ValueError(f"on_mismatch must be 'error' or 'replace', got {on_mismatch!r}")
+    seen: dict[str, str] = {}
+    out = []
+    for t in trials:
+        key = str(Path(t.out_dir).resolve())
+        if key in seen:
+            raise SweepError(f"two trials share the folder {key} ({seen[key]} and {t.name}): give each its own")
+        seen[key] = t.name
+        cfg = t.config()
+        wanted = cfg.to_dict()
+        folder = Path(t.out_dir)
+        if folder.exists() and not folder.is_dir():
+            raise SweepError(f"{folder} is a file, not a trial folder: remove it or choose another --out")
+        stored, where = _stored_settings(folder)
+        finished = False
+        if stored is not None:
+            diff = _differences(stored, wanted) if stored else ["no readable settings"]
+            if diff and on_mismatch == "error":
+                raise SweepError(f"trial folder {folder} holds other settings than {t.name} asks for "
+                                 f"({'; '.join(diff[:6])}{'; ...' if len(diff) > 6 else ''}; stored in {where}): "
+                                 "choose another --out, or remove that folder to run it afresh")
+            result = _read_json(folder / RESULT_FILE)
+            finished = not diff and isinstance(result, dict) and result.get("steps", -1) >= cfg.steps
+            if diff:
+                finished = False
+        out.append((t, wanted, finished))
+    return out
+
+
+def _prepare(t: Trial, settings: dict) -> None:
+    """Write the trial's folder and ``trial.json`` (and its extra files); clear a replaced run."""
+    from pcnn_explore.run.state import CHECKPOINT
+
+    folder = Path(t.out_dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    stored, _ = _stored_settings(folder)
+    if stored is not None and (not stored or _differences(stored, settings)):  # on_mismatch="replace"
+        for name in (*_RUN_FILES, CHECKPOINT, ATTEMPT_FILE):
+            p = folder / name
+            shutil.rmtree(p) if p.is_dir() else p.unlink(missing_ok=True)
+    record = {"env": t.env, "variant": t.variant, "seed": t.seed, "line": t.line or t.variant,
+              "profile": t.profile, "overrides": dict(t.overrides), "settings": settings}
+    write_text_atomic(folder / TRIAL_FILE, json.dumps(record, indent=1, sort_keys=True) + "\n")
+    for name, text in t.files:
+        write_text_atomic(folder / name, text)
+
+
+# ------------------------------------------------------------------------------------ Ray
+def connect(address: str | None = None, num_cpus: int | None = None, num_gpus: int | None = None) -> dict:
+    """Start or join Ray (once per process) and return the cluster's resources.
+
+    ``address``: ``auto`` or ``HOST:PORT`` of a running cluster; None: ``$RAY_ADDRESS`` if set,
+    else a local Ray with this machine's CPUs and GPUs (or ``num_cpus``/``num_gpus``), no dashboard.
+    """
+    import ray
+
+    if not ray.is_initialized():
+        quiet = dict(logging_level=logging.WARNING, log_to_driver=False)
+        if address or os.environ.get("RAY_ADDRESS"):
+            ray.init(address=address, **quiet)
+        else:
+            ray.init(num_cpus=num_cpus, num_gpus=num_gpus, include_dashboard=False, **quiet)
+    return ray.cluster_resources()
+
+
+def _tail_step(log: Path) -> int:
+    """The agent step of the last row of a training log (0 if none), reading only its end."""
+    try:
+        with open(log, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            f.seek(max(0, f.tell() - 4096))
+            lines = f.read().decode(errors="replace").strip().splitlines()
+        return int(lines[-1].split(",", 1)[0])
+    except (OSError, ValueError, IndexError):  # no log yet, or only its header
+        return 0
+
+
+def _record(t: Trial, settings: dict, status: str, sweep_dir: Path | None) -> dict:
+    folder = Path(t.out_dir)
+    rel = os.path.relpath(folder, sweep_dir) if sweep_dir is not None else t.name
+    result = (_read_json(folder / RESULT_FILE) or {}) if status == "done" else {}
+    return {"name": t.name, "env": t.env, "variant": t.variant, "seed": t.seed, "line": t.line or t.variant,
+            "overrides": dict(t.overrides), "status": status, "out_dir": str(folder), "folder": rel,
+            "steps": int(settings["steps"]) if status == "done" else 0, "steps_total": int(settings["steps"]),
+            "steps_per_s": result.get("steps_per_second"), "attempts": (_read_json(folder / ATTEMPT_FILE) or {}).get("attempt", 0),
+            "error": None}
+
+
+def read_sweep(sweep_dir: str | os.PathLike) -> list[dict]:
+    """The trials of ``DIR/sweep.json`` (SweepError if there is none)."""
+    path = Path(sweep_dir) / SWEEP_FILE
+    data = _read_json(path)
+    if not isinstance(data, dict) or not isinstance(data.get("trials"), list):
+        raise SweepError(f"no sweep at {sweep_dir}: {path} is missing or unreadable; run pcnn-explore sweep first")
+    return data["trials"]
+
+
+def _write_sweep(sweep_dir: Path | None, records: list[dict], extra: dict) -> None:
+    if sweep_dir is None:
+        return
+    old = _read_json(sweep_dir / SWEEP_FILE)
+    mine = {r["folder"] for r in records}
+    kept = [r for r in (old or {}).get("trials", []) if isinstance(r, dict) and r.get("folder") not in mine]
+    sweep_dir.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(sweep_dir / SWEEP_FILE, json.dumps({**extra, "trials": kept + records}, indent=1) + "\n")
+
+
+def run_trials(trials: Sequence[Trial], *, address: str | None = None, cpus_per_trial: float = 1.0,
+               gpus_per_trial: float = 0.0, max_retries: int = 3, max_concurrent: int | None = None,
+               on_mismatch: str = "error", sweep_dir: str | os.PathLike | None = None,
+               view: SweepView | None = None, refresh_s: float = 1.0, info: dict | None = None) -> list[dict]:
+    """Run ``trials`` on Ray and return their records (as in ``sweep.json``), in the given order.
+
+    Every check (settings, folders, resources asked for) happens before Ray starts; finished
+    trials are skipped without starting Ray. ``max_concurrent`` caps the trials running at once
+    (None: as many as the cluster's resources allow). A failed trial does not stop the others.
+    """
+    for name, v, low in (("cpus_per_trial", cpus_per_trial, 0.0), ("gpus_per_trial", gpus_per_trial, -1e-12)):
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not v > low:
+            raise SweepError(f"{name} must be a {'positive' if low == 0 else 'non-negative'} number, got {v!r}")
+    if max_concurrent is not None and (isinstance(max_concurrent, bool) or not isinstance(max_concurrent, int)
+                                       or max_concurrent < 1):
+        raise SweepError(f"max_concurrent must be a positive integer or None, got {max_concurrent!r}")
+    if gpus_per_trial > 0 and not address and not os.environ.get("RAY_ADDRESS"):
+        import torch
+
+        if not torch.cuda.is_available():
+            raise SweepError(f"--gpus-per-trial {gpus_per_trial:g} asks for a GPU, but this machine has none: "
+                             "leave it out (CPU trials) or pass --address of a cluster with GPUs")
+    planned = plan(trials, on_mismatch)
+    root = Path(sweep_dir).resolve() if sweep_dir is not None else None
+    records = [_record(t, s, "done" if fin else "queued", root) for t, s, fin in planned]
+    extra = dict(info or {})
+    for (t, s, fin) in planned:
+        if not fin:
+            _prepare(t, s)
+    todo = [i for i, (_, _, fin) in enumerate(planned) if not fin]
+    _write_sweep(root, records, extra)
+    if view is not None:
+        view.update(records, force=True)
+    if not todo:
+        return records
+
+    import ray
+
+    resources = connect(address)
+    for res, need in (("CPU", cpus_per_trial), ("GPU", gpus_per_trial)):
+        if need > 0 and resources.get(res, 0) < need:
+            raise SweepError(f"each trial asks for {need:g} {res}(s) but the Ray cluster has "
+                             f"{resources.get(res, 0):g}: lower --{res.lower()}s-per-trial or add nodes")
+    remote = ray.remote(train_trial).options(num_cpus=cpus_per_trial, num_gpus=gpus_per_trial,
+                                             max_retries=max_retries, retry_exceptions=False)
+    launched = time.time()
+    waiting, running, clock, last_write = list(todo), {}, {}, 0.0
+    try:
+        while waiting or running:
+            while waiting and (max_concurrent is None or len(running) < max_concurrent):
+                i = waiting.pop(0)
+                running[remote.remote(planned[i][1])] = i
+            ready, _ = ray.wait(list(running), num_returns=len(running), timeout=refresh_s)
+            changed = False
+            for ref in ready:
+                i = running.pop(ref)
+                r = records[i]
+                try:
+                    res = ray.get(ref)
+                    r.update(status="done", steps=res["steps"], steps_per_s=res["steps_per_second"])
+                except Exception as e:  # noqa: BLE001  (RayTaskError, WorkerCrashedError after the retries)
+                    lines = [x for x in str(e).strip().splitlines() if x.strip()]
+                    r.update(status="failed", error=lines[-1][:500] if lines else type(e).__name__)
+                    r["steps"] = _tail_step(Path(r["out_dir"]) / "log.csv")
+                r["attempts"] = (_read_json(Path(r["out_dir"]) / ATTEMPT_FILE) or {}).get("attempt", r["attempts"])
+                changed = True
+            now = time.time()
+            for i in running.values():
+                r = records[i]
+                attempt = _read_json(Path(r["out_dir"]) / ATTEMPT_FILE) or {}
+                if attempt.get("started", 0) < launched:
+                    continue
+                step = _tail_step(Path(r["out_dir"]) / "log.csv")
+                if r["status"] != "running" or attempt.get("attempt") != r["attempts"]:
+                    r.update(status="running", attempts=attempt.get("attempt", 1))
+                    clock[i] = (now, step)  # speed: steps logged since this attempt was first seen
+                    changed = True
+                t0, first = clock[i]
+                r["steps"] = step
+                r["steps_per_s"] = (step - first) / (now - t0) if step > first and now > t0 else None
+            if changed or now - last_write > 5.0:
+                _write_sweep(root, records, extra)
+                last_write = now
+            if view is not None:
+                view.update(records)
+    except KeyboardInterrupt:
+        for ref in running:
+            ray.cancel(ref, force=True)
+        for i in running.values():
+            records[i]["status"] = "queued"
+        _write_sweep(root, records, extra)
+        raise
+    _write_sweep(root, records, extra)
+    if view is not None:
+        view.update(records, force=True)
+    return records

@@ -1,0 +1,122 @@
+"""Sweeps on a local Ray (2 CPUs, started once for this module): a 4-trial MiniGrid grid finishes
+although one trial's worker is SIGKILLed mid-run, that trial's log covering every step exactly
+once; the same sweep again starts nothing and touches no log."""
+from __future__ import annotations
+
+import json
+import logging
+import os
+import signal
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from pcnn_explore.run.state import read_log
+from pcnn_explore.sweep import runner
+from pcnn_explore.sweep.grid import Grid
+
+ENV = "MiniGrid-Serpentine-7x7-v0"
+STEPS = 1000
+
+
+@pytest.fixture(scope="module")
+def ray_cluster():
+    ray = pytest.importorskip("ray")
+    ray.init(num_cpus=2, include_dashboard=False, logging_level=logging.WARNING, log_to_driver=False)
+    yield ray
+    ray.shutdown()
+
+
+def _files(folder: Path) -> dict[str, tuple[int, bytes]]:
+    return {str(p.relative_to(folder)): (p.stat().st_mtime_ns, p.read_bytes())
+            for p in sorted(folder.rglob("*")) if p.is_file() and p.name != runner.SWEEP_FILE}
+
+
+def _covers_each_step_once(out_dir: str, steps: int) -> None:
+    log = read_log(out_dir)
+    assert log["episode"].tolist() == list(range(len(log["episode"])))  # no episode logged twice or lost
+    assert np.array_equal(np.cumsum(log["length"]), log["step"])  # each row starts where the last ended
+    assert int(log["step"][-1]) == steps and int(log["length"].sum()) == steps
+
+
+@pytest.mark.slow
+def test_grid_survives_a_killed_worker_and_a_second_run_starts_nothing(ray_cluster, tmp_path, monkeypatch):
+    grid = Grid(envs=(ENV,), variants=("dqn", "pixelcnn_mmc"), seeds=(0, 1), profile="smoke", out=str(tmp_path),
+                set={"steps": (STEPS,), "checkpoint_every": (100,), "tensorboard": (False,)})
+    trials = grid.trials()
+    assert [t.name for t in trials] == [f"{ENV}/{v}/seed{s}" for v in ("dqn", "pixelcnn_mmc") for s in (0, 1)]
+    victim = Path(trials[2].out_dir)  # pixelcnn_mmc, seed 0 (the slower variant)
+    outcome: dict = {}
+
+    def sweep():
+        try:
+            outcome["records"] = runner.run_trials(trials, sweep_dir=tmp_path, max_retries=2, refresh_s=0.2)
+        except BaseException as e:  # noqa: BLE001  (reported by the assertions below)
+            outcome["error"] = e
+
+    worker = threading.Thread(target=sweep)
+    t0 = time.monotonic()
+    worker.start()
+    killed = None
+    while worker.is_alive() and killed is None and time.monotonic() - t0 < 240:
+        attempt = runner._read_json(victim / runner.ATTEMPT_FILE) or {}
+        if attempt.get("attempt") == 1 and (victim / "checkpoint.pt").is_file() and runner._tail_step(victim / "log.csv") < STEPS:
+            killed = attempt["pid"]
+            os.kill(killed, signal.SIGKILL)
+        time.sleep(0.05)
+    worker.join(300)
+    assert "error" not in outcome, outcome.get("error")
+    assert killed is not None, "the victim trial finished before its worker could be killed"
+    records = outcome["records"]
+    assert [r["status"] for r in records] == ["done"] * 4
+    saved = json.loads((tmp_path / runner.SWEEP_FILE).read_text())
+    assert [r["status"] for r in saved["trials"]] == ["done"] * 4
+    assert {r["name"]: r["attempts"] for r in saved["trials"]}[trials[2].name] == 2
+    result = json.loads((victim / runner.RESULT_FILE).read_text())
+    assert result["resumed"] is True and result["steps"] == STEPS  # the retry continued from the checkpoint
+    for t in trials:
+        _covers_each_step_once(t.out_dir, STEPS)
+        stored = json.loads((Path(t.out_dir) / runner.TRIAL_FILE).read_text())
+        assert stored["settings"]["steps"] == STEPS and stored["variant"] == t.variant and stored["seed"] == t.seed
+
+    # The same sweep again: nothing starts (not even Ray), no file of any trial changes.
+    before = _files(tmp_path)
+    monkeypatch.setattr(runner, "connect", lambda *a, **k: pytest.fail("a finished sweep started Ray"))
+    again = runner.run_trials(trials, sweep_dir=tmp_path)
+    assert [r["status"] for r in again] == ["done"] * 4
+    assert _files(tmp_path) == before
+
+
+@pytest.mark.slow
+def test_the_same_sweep_again_resumes_an_interrupted_trial(ray_cluster, tmp_path):
+    """A trial killed mid-run outside any retry (the whole sweep stopped) resumes from its checkpoint
+    when the sweep runs again, and ends with the log a run without the interruption writes."""
+    import subprocess
+    import sys
+
+    from pcnn_explore.train import TrainConfig, train
+
+    steps = 800
+    grid = Grid(envs=(ENV,), variants=("dqn",), seeds=(3,), profile="smoke", out=str(tmp_path),
+                set={"steps": (steps,), "checkpoint_every": (100,), "tensorboard": (False,)})
+    (trial,) = grid.trials()
+    settings = trial.config().to_dict()
+    runner._prepare(trial, settings)
+    code = f"from pcnn_explore.sweep.runner import train_trial; train_trial({settings!r})"
+    proc = subprocess.Popen([sys.executable, "-c", code], cwd=tmp_path)
+    folder = Path(trial.out_dir)
+    while proc.poll() is None and not (folder / "checkpoint.pt").is_file():
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert runner._tail_step(folder / "log.csv") < steps, "the run finished before it could be stopped"
+    (record,) = runner.run_trials([trial], sweep_dir=tmp_path)
+    assert record["status"] == "done" and record["attempts"] == 2
+    assert json.loads((folder / runner.RESULT_FILE).read_text())["resumed"] is True
+    _covers_each_step_once(trial.out_dir, steps)
+    fresh = tmp_path / "fresh"
+    train(TrainConfig(**{**settings, "out_dir": str(fresh)}), progress=False)
+    assert read_log(fresh)["return"].tolist() == read_log(folder)["return"].tolist()

@@ -1,0 +1,145 @@
+"""Sweep grids without Ray: trials and their folders, --set values typed like train's flags, the
+shipped TOML grids, and bad sweeps rejected in one line before Ray starts (nothing written)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pcnn_explore.cli import main
+from pcnn_explore.experiments import agent_figures as af
+from pcnn_explore.experiments.agent_figures import HARD_GAMES
+from pcnn_explore.sweep import grid as sg
+from pcnn_explore.sweep import runner
+
+ENV = "MiniGrid-Serpentine-7x7-v0"
+
+
+@pytest.fixture
+def no_ray(monkeypatch):
+    """Any attempt to start or join Ray fails the test."""
+    monkeypatch.setattr(runner, "connect", lambda *a, **k: pytest.fail("Ray was started"))
+
+
+def test_trial_folders_name_env_line_and_seed(tmp_path):
+    g = sg.Grid(envs=("ALE/Pong-v5", ENV), variants=("pixelcnn_mmc",), seeds=(0, 2), profile="smoke", out=str(tmp_path),
+                set={"pg_scale": (0.1, 10.0), "steps": (600,)})
+    names = [t.name for t in g.trials()]
+    assert names[:4] == ["ALE_Pong-v5/pixelcnn_mmc,pg_scale=0.1/seed0", "ALE_Pong-v5/pixelcnn_mmc,pg_scale=0.1/seed2",
+                         "ALE_Pong-v5/pixelcnn_mmc,pg_scale=10/seed0", "ALE_Pong-v5/pixelcnn_mmc,pg_scale=10/seed2"]
+    assert len(names) == 8 and names[4].startswith(f"{ENV}/")
+    t = g.trials()[2]
+    assert Path(t.out_dir) == tmp_path.resolve() / t.name  # steps is the same for all: not in the name
+    cfg = t.config()
+    assert (cfg.bonus, cfg.mmc_beta, cfg.pg_scale, cfg.steps, cfg.seed, cfg.profile) == ("pixelcnn", 0.1, 10.0, 600, 0, "smoke")
+    assert sg.folder_safe("ALE/Pong-v5") == "ALE_Pong-v5"
+
+
+def test_gpu_trials_train_on_cuda(tmp_path):
+    g = sg.Grid(envs=(ENV,), variants=("dqn",), profile="smoke", out=str(tmp_path), gpus_per_trial=0.25)
+    assert g.trials()[0].config().device == "cuda"
+
+
+def test_set_values_are_typed_like_train_flags():
+    s = sg.parse_set(["pg_scale=0.1,1,10", "steps=600", "tensorboard=false", "hidden=auto", "optimizer=rmsprop"])
+    assert s == {"pg_scale": (0.1, 1.0, 10.0), "steps": (600,), "tensorboard": (False,), "hidden": (None,),
+                 "optimizer": ("rmsprop",)}
+    assert isinstance(s["steps"][0], int) and isinstance(s["pg_scale"][1], float)
+
+
+def test_shipped_grids_are_the_papers():
+    grids = {name: sg.load_grid(path) for name, path in sg.shipped_grids().items()}
+    assert set(grids) == {"fig5", "fig6", "fig11", "fig12", "fig13", "fig14"}
+    assert len(grids["fig6"].envs) == 57 and len(grids["fig6"].trials()) == 57 * 3 * 3
+    assert set(HARD_GAMES) <= set(grids["fig5"].envs)
+    for fig, settings in (("fig5", af.DqnBonusSettings), ("fig11", af.MmcAblationSettings),
+                          ("fig12", af.PgScaleSettings), ("fig13", af.IntrinsicOnlySettings)):
+        g, paper = grids[fig], settings.preset("paper")
+        assert set(paper.envs) <= set(g.envs) and set(paper.seeds) <= set(g.seeds), fig
+        # every line the notebook draws at the paper profile has its trials in the grid
+        assert {sg.line_name(a.variant, a.overrides) for a in paper.arms()} <= {t.line for t in g.trials()}, fig
+        assert all(t.profile == "paper" and t.config().steps == 37_500_000 for t in g.trials()[:3])
+    assert grids["fig12"].set == {"pg_scale": (0.1, 1.0, 10.0)} and grids["fig12"].seeds == (0, 1, 2, 3, 4)
+    assert "convcts_mmc" in grids["fig14"].variants
+    assert sg.grid_path("fig12") == sg.grid_path("fig12.toml") == sg.shipped_grids()["fig12"]
+
+
+def test_grid_file_keys_and_values_are_checked(tmp_path):
+    f = tmp_path / "g.toml"
+    f.write_text('envs = ["%s"]\nvariants = ["dqn"]\nprofile = "smoke"\nworkers = 3\n' % ENV)
+    with pytest.raises(sg.SweepError, match="unknown key.*workers"):
+        sg.load_grid(f)
+    f.write_text('envs = ["%s"]\nvariants = ["dqn"]\n[set]\nsteps = "many"\n' % ENV)
+    with pytest.raises(sg.SweepError, match="steps"):
+        sg.load_grid(f)
+    f.write_text('envs = ["%s"]\nvariants = ["dqn"]\n[set]\npg_scale = [1, 10]\n' % ENV)
+    assert sg.load_grid(f).set == {"pg_scale": (1.0, 10.0)}
+    with pytest.raises(sg.SweepError, match="no grid file"):
+        sg.grid_path(str(tmp_path / "missing.toml"))
+
+
+def _sweep(capsys, *args) -> tuple[int, str, str]:
+    try:
+        code = main(["sweep", *args])
+    except SystemExit as e:  # argparse's own errors (one line too: pcnn_explore.cli.OneLineParser)
+        code = e.code
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+BASE = ["--envs", ENV, "--variants", "dqn", "--profile", "smoke"]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--envs", ENV, "--variants", "dqn,ppo"], "unknown variant 'ppo'"),
+    (["--envs", ENV, "--variants", "dqn_intrinsic"], "'_intrinsic' needs a bonus"),
+    (["--envs", "MiniGrid-Nope-v0", "--variants", "dqn"], "unknown env id"),
+    ([*BASE, "--set", "epsilon_decay=5"], "unknown field 'epsilon_decay' in --set"),
+    ([*BASE, "--set", "steps=-3"], "bad value for steps: expected a positive integer"),
+    ([*BASE, "--set", "pg_scale=big"], "bad value for pg_scale"),
+    ([*BASE, "--set", "optimizer=sgd"], "unknown optimizer 'sgd'"),
+    ([*BASE, "--set", "bonus=cts"], "the variant name decides it"),
+    ([*BASE, "--set", "seed=3"], "comes from the grid's 'seeds'"),
+    ([*BASE, "--set", "steps"], "FIELD=VALUE"),
+    ([*BASE, "--set", "steps=7", "--set", "num_envs=2"], "multiple of"),
+    ([*BASE, "--seeds", "0,x"], "--seeds"),
+    ([*BASE, "--gpus-per-trial", "-1"], "--gpus-per-trial"),
+    (["--variants", "dqn"], "name a grid file"),
+    (["nogrid.toml"], "no grid file 'nogrid.toml'"),
+    (["--report", "/nonexistent/sweep"], "no sweep at /nonexistent/sweep"),
+])
+def test_bad_sweeps_are_one_line_errors_before_ray(capsys, tmp_path, no_ray, args, message):
+    code, out, err = _sweep(capsys, *args, *([] if "--report" in args else ["--out", str(tmp_path / "s")]))
+    assert code == 2
+    assert err.count("\n") == 1 and err.startswith("pcnn-explore sweep: error: ") and message in err, err
+    assert not (tmp_path / "s").exists()
+
+
+def test_a_trial_folder_with_other_settings_is_never_reused(capsys, tmp_path, no_ray):
+    out = tmp_path / "s"
+    folder = out / ENV / "dqn" / "seed0"
+    folder.mkdir(parents=True)
+    old = sg.Grid(envs=(ENV,), variants=("dqn",), profile="smoke", out=str(out), set={"steps": (300,)}).trials()[0]
+    runner._prepare(old, old.config().to_dict())
+    before = (folder / runner.TRIAL_FILE).read_text()
+    code, _, err = _sweep(capsys, *BASE, "--set", "steps=500", "--set", "lr=0.01", "--out", str(out))
+    assert code == 2 and err.count("\n") == 1
+    assert f"trial folder {folder} holds other settings" in err
+    assert "lr: stored 0.001, requested 0.01" in err and "steps: stored 300, requested 500" in err
+    assert (folder / runner.TRIAL_FILE).read_text() == before and not (out / runner.SWEEP_FILE).exists()
+    # a folder holding a plain training run (settings.json, no trial.json) is checked the same way
+    other = tmp_path / "t"
+    plain = other / ENV / "dqn" / "seed0"
+    plain.mkdir(parents=True)
+    (plain / "settings.json").write_text(json.dumps({**old.config().to_dict(), "gamma": 0.9}))
+    code, _, err = _sweep(capsys, *BASE, "--set", "steps=300", "--out", str(other))
+    assert code == 2 and "gamma: stored 0.9, requested 0.99" in err and "settings.json" in err
+
+
+def test_dry_run_lists_the_trials(capsys, tmp_path, no_ray):
+    code, out, _ = _sweep(capsys, "fig12", "--dry-run", "--out", str(tmp_path / "s"))
+    lines = out.splitlines()
+    assert code == 0 and lines[-1] == f"60 trials in {tmp_path / 's'}"
+    assert lines[0] == "ALE_Gravitar-v5/pixelcnn_mmc,pg_scale=0.1/seed0"
+    assert not (tmp_path / "s").exists()
