@@ -221,7 +221,7 @@ def test_partly_filled_replay_state_holds_only_the_filled_slots():
     buf = ReplayBuffer(50, (1, 2, 2), gamma=0.5)
     fill_episode(buf, [1, 2, 3, 4], [1.0, 0.0, 2.0])
     d = buf.state_dict()
-    assert d["filled"] == 4 and d["arrays"]["frames"]["shape"] == [4, 1, 2, 2]
+    assert d["filled"] == 4 and d["frames_z"]["shape"] == [4, 1, 2, 2] and len(d["reward"]) == 4
     small = ReplayBuffer(50, (1, 2, 2), gamma=0.5)
     fill_episode(small, [5] * 9, [1.0] * 8)  # 9 slots, more than the state's 4
     small.load_state_dict(d)

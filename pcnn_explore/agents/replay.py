@@ -26,8 +26,8 @@ Where the frames live (``device``): a host numpy array (default), or a tensor on
 CUDA: a sampled batch is then gathered on the GPU, where the agent's CUDA graph reads it). Sampling
 decisions use host arrays either way, so the same ``rng`` samples the same transitions.
 
-Checkpoints (:meth:`ReplayBuffer.state_dict`) hold the filled slots only, compressed: their size
-grows with the data, not with the capacity.
+Checkpoints (:meth:`ReplayBuffer.state_dict`) hold the filled slots only, the frames compressed:
+their size grows with the data, not with the capacity.
 """
 from __future__ import annotations
 
@@ -293,22 +293,24 @@ class ReplayBuffer:
     FORMAT = 2
 
     def state_dict(self) -> dict:
-        """Everything needed to continue exactly, for the filled slots only, compressed.
+        """Everything needed to continue exactly, for the filled slots only.
 
         Slots [0, filled) with filled = min(written, capacity) hold data (later slots are empty),
-        so a 1M-slot replay holding 12K transitions saves 12K frames, zlib-compressed after XOR with
-        the previous frame (:func:`~pcnn_explore.agents.replay_storage.pack`). Numpy arrays, numbers
+        so a 1M-slot replay holding 12K transitions saves 12K slots. The per-slot arrays (``action``,
+        ``reward``, ``has_transition``, ...) are stored as they are, cut to the filled slots; the
+        frames, almost all of the bytes, under ``frames_z``, zlib-compressed after XOR with the
+        previous frame (:func:`~pcnn_explore.agents.replay_storage.pack`). Numpy arrays, numbers
         and strings only: :mod:`pcnn_explore.checkpoint` saves it for ``torch.load(weights_only=True)``.
         """
         n = min(self.written, self.capacity)
         frames = self._frames[:n] if self._store is None else self._store.read(0, n)
-        arrays = {"frames": pack(frames, delta=True)}
-        arrays.update({name: pack(getattr(self, name)[:n]) for name in self._ARRAYS})
-        return dict(format=self.FORMAT, filled=n, arrays=arrays, cursor=self.cursor, written=self.written,
-                    n_episodes=self.n_episodes, open=self._open,
-                    episode_slots=np.asarray(self._episode_slots, np.int64), capacity=self.capacity,
-                    obs_shape=list(self.obs_shape), stack=self.stack, gamma=self.gamma,
-                    running_episode=self.running_episode)
+        d = {name: getattr(self, name)[:n].copy() for name in self._ARRAYS}
+        d.update(format=self.FORMAT, filled=n, frames_z=pack(frames, delta=True), cursor=self.cursor,
+                 written=self.written, n_episodes=self.n_episodes, open=self._open,
+                 episode_slots=np.asarray(self._episode_slots, np.int64), capacity=self.capacity,
+                 obs_shape=list(self.obs_shape), stack=self.stack, gamma=self.gamma,
+                 running_episode=self.running_episode)
+        return d
 
     def load_state_dict(self, d: dict) -> None:
         """Restore a :meth:`state_dict` (also the uncompressed whole-capacity format of earlier
@@ -317,11 +319,14 @@ class ReplayBuffer:
             raise ValueError("replay state does not match this buffer's capacity/obs_shape/stack")
         old = min(self.written, self.capacity)  # slots that may hold data now
         written = int(d["written"])
-        n = int(d.get("filled", self.capacity))
-        if "arrays" in d and n != min(written, self.capacity):
+        n = int(d.get("filled", self.capacity))  # earlier versions saved every slot
+        if "filled" in d and n != min(written, self.capacity):
             raise ValueError(f"replay state holds {n} slots but {written} frames were written")
         for name in ("frames",) + self._ARRAYS:
-            self._load_array(name, d["arrays"][name] if "arrays" in d else np.asarray(d[name]), n, old)
+            saved = d["frames_z"] if name == "frames" and "frames_z" in d else np.asarray(d[name])
+            if not isinstance(saved, dict) and len(saved) < n:
+                raise ValueError(f"replay state array {name!r} holds {len(saved)} slots, expected {n}")
+            self._load_array(name, saved, n, old)
         self.cursor, self.written, self.n_episodes = int(d["cursor"]), written, int(d["n_episodes"])
         self._open = bool(d["open"])
         self._episode_slots = [int(x) for x in d["episode_slots"]]
