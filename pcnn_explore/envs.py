@@ -1,4 +1,4 @@
-"""Environment factories: Atari through ale-py (the Nature DQN pipeline) and MiniGrid pixel worlds.
+"""Environment factories: Atari through ale-py (the Nature DQN pipeline), MiniGrid pixel worlds, DeepSea.
 
 Every environment made here yields two views of each state:
 
@@ -7,10 +7,20 @@ Every environment made here yields two views of each state:
   raw frames, up to 30 no-op actions at reset, a stack of the last 4 processed frames).
   MiniGrid: (3 * frame_stack, H, W), the RGB render of the whole grid (or of the agent's view) at
   ``tile_size`` pixels per cell.
-- the **density frame**: ``info["density_frame"]``, a (42, 42) uint8 array with values 0..7 made
-  by :func:`pcnn_explore.frames.to_density_frame` from the RGB picture of the state (Atari: the
-  raw 210x160 RGB screen after the last emulator frame of the step; MiniGrid: the full-grid RGB
-  render, without the view-cone highlight). It is present after ``reset`` and after every ``step``.
+  DeepSea (``DeepSea-{N}-v0``, :mod:`pcnn_explore.deep_sea`): (1, N, N), 255 in the agent's cell.
+- the **density frame**: ``info["density_frame"]``, a uint8 array with values 0..7 of shape
+  :func:`density_shape` (42, 42), made by :func:`pcnn_explore.frames.to_density_frame` from the
+  RGB picture of the state (Atari: the raw 210x160 RGB screen after the last emulator frame of the
+  step; MiniGrid: the picture the agent sees, i.e. with ``view="full"`` the full-grid render
+  without the view-cone highlight, with ``view="partial"`` the agent's egocentric 7x7 view).
+  DeepSea: (N, N), one pixel per cell (7 for the agent, 0 elsewhere). It is present after
+  ``reset`` and after every ``step``.
+
+Exploration measures (:mod:`pcnn_explore.exploration` counts them), after ``reset`` and every ``step``:
+``info["cell"]``, a hashable position (DeepSea and MiniGrid: the agent's (row, column);
+Montezuma's Revenge: its room, RAM address 3) and ``info["success"]``, True on the step of a
+success (DeepSea: the +1; MiniGrid: the goal reached, i.e. a positive reward on termination;
+Montezuma: a step that scores points). Other Atari games have neither.
 
 Atari defaults (state them when you report results):
 
@@ -22,8 +32,9 @@ Atari defaults (state them when you report results):
   ``AtariPreprocessing`` behaviour).
 - ``noop_max=30``, ``frame_skip=4``, ``screen_size=84``, ``frame_stack=4``.
 
-Env ids are checked before anything is built: ``ALE/<Game>-v5`` and any registered
-``MiniGrid-*`` id (including ones registered by your own code).
+Env ids are checked before anything is built: ``ALE/<Game>-v5``, any registered ``MiniGrid-*``
+id (including ones registered by your own code) and ``DeepSea-{N}-v0`` for N = 3 ... 40.
+:func:`env_defaults` gives the training settings a task needs beyond the profile's preset.
 """
 from __future__ import annotations
 
@@ -35,17 +46,21 @@ import numpy as np
 
 from pcnn_explore.frames import to_density_frame
 
-__all__ = ["make_env", "make_raw_env", "check_env_id", "is_atari", "is_minigrid", "DensityFrameInfo"]
+__all__ = ["make_env", "make_raw_env", "check_env_id", "is_atari", "is_minigrid", "is_deep_sea", "density_shape",
+           "env_defaults", "DensityFrameInfo", "ExplorationInfo"]
 
 EXAMPLE_IDS = ("ALE/Pong-v5", "ALE/MontezumaRevenge-v5", "ALE/Freeway-v5", "MiniGrid-Empty-8x8-v0",
-               "MiniGrid-DoorKey-8x8-v0", "MiniGrid-MultiRoom-N4-S5-v1")
+               "MiniGrid-DoorKey-8x8-v0", "MiniGrid-MultiRoom-N4-S5-v1", "DeepSea-20-v0")
+#: the density frame of Atari and MiniGrid (the paper's 42x42)
+DENSITY_SHAPE = (42, 42)
 
 
 def _register_all() -> None:
     import ale_py
     import minigrid  # noqa: F401  (registers the MiniGrid-* ids)
 
-    import pcnn_explore.experiments.tasks  # noqa: F401  (registers MiniGrid-Serpentine-*)
+    import pcnn_explore.deep_sea  # noqa: F401  (registers DeepSea-{N}-v0)
+    import pcnn_explore.experiments.tasks  # noqa: F401  (registers MiniGrid-Serpentine-*, MiniGrid-RoomChain-*)
 
     gym.register_envs(ale_py)
 
@@ -58,21 +73,60 @@ def is_minigrid(env_id: str) -> bool:
     return isinstance(env_id, str) and env_id.startswith("MiniGrid-")
 
 
+def is_deep_sea(env_id: str) -> bool:
+    from pcnn_explore.deep_sea import deep_sea_size
+
+    return deep_sea_size(env_id) is not None
+
+
+def density_shape(env_id: str) -> tuple[int, int]:
+    """(H, W) of ``info["density_frame"]`` for ``env_id``: (N, N) for DeepSea-N, else (42, 42).
+
+    The density model of a run is built for this shape (``make_density(name, *density_shape(env))``).
+    """
+    from pcnn_explore.deep_sea import deep_sea_size
+
+    check_env_id(env_id)
+    n = deep_sea_size(env_id)
+    return (n, n) if n is not None else DENSITY_SHAPE
+
+
+#: DeepSea's training settings (TrainConfig fields) on top of the profile's preset: episodes are
+#: N steps, so epsilon decays within the first ~100 episodes (2,000 steps) and the target network
+#: follows every 500 steps; learning starts after 500 steps. The smoke profile keeps its own.
+DEEP_SEA_DEFAULTS = {"epsilon_decay_steps": 2_000, "epsilon_end": 0.05, "learning_starts": 500,
+                     "target_update_every": 500, "lr": 1e-3}
+
+
+def env_defaults(env_id: str, profile: str = "study") -> dict:
+    """TrainConfig fields that ``env_id`` needs beyond ``TrainConfig.preset(profile)`` (``{}``: none).
+
+    The training loop applies them under the user's own settings: preset < env_defaults < user.
+    DeepSea (study and paper profiles): :data:`DEEP_SEA_DEFAULTS`. Every other env, and the smoke
+    profile: none.
+    """
+    check_env_id(env_id)
+    if is_deep_sea(env_id) and profile != "smoke":
+        return dict(DEEP_SEA_DEFAULTS)
+    return {}
+
+
 def check_env_id(env_id: object) -> str:
     """Return ``env_id`` if it names a supported, registered environment; else raise ValueError/TypeError.
 
-    Supported: ``ALE/<Game>-v5`` (Atari through ale-py) and registered ``MiniGrid-*`` ids.
+    Supported: ``ALE/<Game>-v5`` (Atari through ale-py), registered ``MiniGrid-*`` ids and
+    ``DeepSea-{N}-v0`` (N = 3 ... 40).
     """
     if not isinstance(env_id, str):
         raise TypeError(f"env id must be a string such as {EXAMPLE_IDS[0]!r}, got {type(env_id).__name__}")
     _register_all()
-    if not (is_atari(env_id) or is_minigrid(env_id)):
+    if not (is_atari(env_id) or is_minigrid(env_id) or env_id.startswith("DeepSea-")):
         raise ValueError(
-            f"unsupported env id {env_id!r}: use an Atari id 'ALE/<Game>-v5' or a MiniGrid id "
-            f"'MiniGrid-...'; for example {', '.join(EXAMPLE_IDS)}"
+            f"unsupported env id {env_id!r}: use an Atari id 'ALE/<Game>-v5', a MiniGrid id "
+            f"'MiniGrid-...' or 'DeepSea-<N>-v0'; for example {', '.join(EXAMPLE_IDS)}"
         )
     if env_id not in gym.registry:
-        family = "ALE/" if is_atari(env_id) else "MiniGrid-"
+        family = "ALE/" if is_atari(env_id) else "MiniGrid-" if is_minigrid(env_id) else "DeepSea-"
         known = [k for k in gym.registry if k.startswith(family)]
         close = difflib.get_close_matches(env_id, known, n=3, cutoff=0.6)
         hint = f"did you mean {', '.join(close)}?" if close else f"for example {', '.join(EXAMPLE_IDS)}"
@@ -89,22 +143,28 @@ class DensityFrameInfo(gym.Wrapper):
 
     ``rgb_fn(env)`` returns the (H, W, 3) uint8 RGB picture of the current state. With
     ``keep_rgb=True`` that picture is also returned as ``info["rgb"]`` (for recording code).
+    ``frame_fn(env)``, if given, makes the density frame instead of ``to_density_frame(picture)``
+    (DeepSea: one pixel per cell).
     """
 
     def __init__(self, env: gym.Env, rgb_fn: Callable[[gym.Env], np.ndarray], keep_rgb: bool = False,
-                 density_frame: bool = True):
+                 density_frame: bool = True, frame_fn: Callable[[gym.Env], np.ndarray] | None = None):
         super().__init__(env)
         self._rgb_fn = rgb_fn
         self._keep_rgb = keep_rgb
         self._density_frame = density_frame
+        self._frame_fn = frame_fn
 
     def _add(self, info: dict) -> dict:
         if not (self._density_frame or self._keep_rgb):
             return info
-        rgb = self._rgb_fn(self.env)
         info = dict(info)
+        if self._frame_fn is not None and not self._keep_rgb:
+            info["density_frame"] = self._frame_fn(self.env)
+            return info
+        rgb = self._rgb_fn(self.env)
         if self._density_frame:
-            info["density_frame"] = to_density_frame(rgb)
+            info["density_frame"] = self._frame_fn(self.env) if self._frame_fn else to_density_frame(rgb)
         if self._keep_rgb:
             info["rgb"] = rgb
         return info
@@ -143,8 +203,47 @@ def _full_render(u: Any, tile_size: int) -> np.ndarray:
 
 
 def _cached_minigrid_rgb(env: gym.Env) -> np.ndarray:
-    """The full render :class:`MiniGridPixels` made for this step's observation (rendered once)."""
-    return env.get_wrapper_attr("full_rgb")
+    """The picture :class:`MiniGridPixels` made for this step's observation (rendered once): the
+    full-grid render with ``view="full"``, the agent's view with ``view="partial"``."""
+    return env.get_wrapper_attr("view_rgb")
+
+
+class ExplorationInfo(gym.Wrapper):
+    """Adds ``info["cell"]`` (``cell_fn(env)``, hashable) and ``info["success"]`` (``success_fn(reward,
+    terminated)``; False after ``reset``) to every ``reset`` and ``step``."""
+
+    def __init__(self, env: gym.Env, cell_fn: Callable[[gym.Env], Any], success_fn: Callable[[float, bool], bool]):
+        super().__init__(env)
+        self._cell_fn, self._success_fn = cell_fn, success_fn
+
+    def reset(self, **kwargs):
+        obs, info = self.env.reset(**kwargs)
+        return obs, {**info, "cell": self._cell_fn(self.env), "success": False}
+
+    def step(self, action):
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        info = {**info, "cell": self._cell_fn(self.env), "success": bool(self._success_fn(reward, terminated))}
+        return obs, reward, terminated, truncated, info
+
+
+def _minigrid_cell(env: gym.Env) -> tuple[int, int]:
+    x, y = env.unwrapped.agent_pos
+    return int(y), int(x)
+
+
+def _minigrid_success(reward: float, terminated: bool) -> bool:
+    return bool(terminated and reward > 0)  # MiniGrid rewards only success, on the terminating step
+
+
+MONTEZUMA_ROOM_RAM = 3  # RAM address of the current room in Montezuma's Revenge
+
+
+def _montezuma_room(env: gym.Env) -> int:
+    return int(env.unwrapped.ale.getRAM()[MONTEZUMA_ROOM_RAM])
+
+
+def _deep_sea_picture(env: gym.Env) -> np.ndarray:
+    return np.repeat(env.unwrapped.observation()[0][..., None], 3, axis=2)  # (N, N, 3), agent white
 
 
 def _minigrid_rgb(tile_size: int) -> Callable[[gym.Env], np.ndarray]:
@@ -156,6 +255,7 @@ class MiniGridPixels(gym.ObservationWrapper):
 
     ``view="full"``: the whole grid (fully observable; the agent is the red triangle).
     ``view="partial"``: the agent's egocentric 7x7 view.
+    ``view_rgb``: the (H, W, 3) picture of the last observation, for the density frame.
     """
 
     def __init__(self, env: gym.Env, tile_size: int = 4, view: str = "full"):
@@ -172,12 +272,11 @@ class MiniGridPixels(gym.ObservationWrapper):
 
     def observation(self, observation):
         u = self.env.unwrapped
-        self.full_rgb = _full_render(u, self.tile_size)
         if self.view == "full":
-            rgb = self.full_rgb
+            self.view_rgb = _full_render(u, self.tile_size)
         else:
-            rgb = u.get_frame(tile_size=self.tile_size, agent_pov=True)
-        return np.ascontiguousarray(rgb.transpose(2, 0, 1))
+            self.view_rgb = u.get_frame(tile_size=self.tile_size, agent_pov=True)
+        return np.ascontiguousarray(self.view_rgb.transpose(2, 0, 1))
 
 
 class ActionSubset(gym.ActionWrapper):
@@ -238,6 +337,8 @@ def make_env(
     MiniGrid (``MiniGrid-*``): observation (3 * frame_stack, H, W) uint8 with frame_stack default 1,
     ``tile_size`` pixels per grid cell (default 4: an 8x8 grid is 32x32 pixels), ``view`` "full"
     (whole grid, default) or "partial" (agent's view), ``n_actions`` to keep the first n actions.
+    DeepSea (``DeepSea-{N}-v0``): observation (frame_stack=1, N, N); the Atari and MiniGrid
+    arguments do not apply (``n_actions`` and ``view`` other than "full" are rejected).
 
     The env is seeded with ``seed`` on its first ``reset()``; pass ``reset(seed=...)`` to reseed.
     ``info["density_frame"]`` is present unless ``density_frame=False`` (an agent without a bonus
@@ -256,6 +357,19 @@ def make_env(
                                  scale_obs=False)
         env = FrameStackObservation(env, stack)  # (stack, 84, 84): already channels first
         env = DensityFrameInfo(env, _ale_rgb, keep_rgb, density_frame)
+        if env_id == "ALE/MontezumaRevenge-v5":
+            env = ExplorationInfo(env, _montezuma_room, lambda reward, terminated: reward > 0)
+    elif is_deep_sea(env_id):
+        if n_actions is not None or view != "full":
+            raise ValueError(f"{env_id}: DeepSea has 2 actions and one view (the whole grid); "
+                             f"leave n_actions and view unset, got n_actions={n_actions!r}, view={view!r}")
+        env = gym.make(env_id).unwrapped  # no time limit or checker: N steps end every episode
+        if stack > 1:
+            from gymnasium.wrappers import FrameStackObservation
+
+            env = ChannelStack(FrameStackObservation(env, stack))
+        env = DensityFrameInfo(env, _deep_sea_picture, keep_rgb, density_frame,
+                               frame_fn=lambda e: e.unwrapped.density_frame())
     else:
         if not isinstance(tile_size, (int, np.integer)) or tile_size < 1:
             raise ValueError(f"tile_size must be a positive integer (pixels per grid cell), got {tile_size!r}")
@@ -268,6 +382,7 @@ def make_env(
 
             env = ChannelStack(FrameStackObservation(env, stack))
         env = DensityFrameInfo(env, _cached_minigrid_rgb, keep_rgb, density_frame)
+        env = ExplorationInfo(env, _minigrid_cell, _minigrid_success)
     return _SeedOnFirstReset(env, int(seed))
 
 
@@ -288,6 +403,8 @@ def make_raw_env(
     """
     check_env_id(env_id)
     _check_common(seed, sticky_actions, 1)
+    if is_deep_sea(env_id):
+        raise ValueError(f"{env_id} has no RGB screen: use make_env (its observation is the grid itself)")
     if is_atari(env_id):
         env = gym.make(env_id, frameskip=frame_skip, repeat_action_probability=float(sticky_actions),
                        full_action_space=False, obs_type="rgb")

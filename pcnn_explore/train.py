@@ -1,6 +1,6 @@
 """Training runs: DQN, optionally with the pseudo-count bonus and the mixed Monte Carlo update.
 
-``pcnn-explore train --env ENV --bonus none|pixelcnn|cts|convcts --mmc BETA ...`` and, from Python::
+``pcnn-explore train --env ENV --bonus none|pixelcnn|pixelcnn_pos|cts|convcts --mmc BETA ...`` and, from Python::
 
     from pcnn_explore.train import TrainConfig, train, read_log
     cfg = TrainConfig.preset("study", env="MiniGrid-DoorKey-5x5-v0", bonus="pixelcnn", mmc_beta=0.1,

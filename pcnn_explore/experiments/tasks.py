@@ -16,6 +16,19 @@ Registered ids (``import pcnn_explore.experiments.tasks`` registers them; ``gym.
 accepts ``"pcnn_explore.experiments.tasks:MiniGrid-Serpentine-9x9-v0"`` which imports first):
 
 - ``MiniGrid-Serpentine-7x7-v0``, ``-9x9-v0``, ``-11x11-v0`` (``max_steps = 4 * size**2``)
+
+``RoomChainEnv(n_rooms, room_size)``: a partially observed pixel task where novelty is local, as
+on Atari. A row of ``n_rooms`` square rooms (``room_size`` x ``room_size`` free cells each), each
+joined to the next by an open door, the doors alternately on the top and the bottom free row, so
+the path zigzags. Every room but the first holds a landmark (a ball, box or key; its colour and
+kind change from room to room) in a corner off the path, and every door has its own colour, so
+seen through the agent's egocentric 7x7 view (``view="partial"``) a new room brings new pixels
+into view. The layout is fixed: the same map every episode, whatever the seed. The agent starts
+in the bottom-left cell of the first room, facing right; the green goal is in the last room's
+far corner (MiniGrid's reward on reaching it; the episode also ends after ``max_steps``).
+Only the 3 navigation actions exist.
+
+- ``MiniGrid-RoomChain-R{n}-v0`` for n in ``ROOM_CHAIN_ROOMS`` (4 x 4 rooms, ``max_steps = 150``)
 """
 from __future__ import annotations
 
@@ -25,10 +38,11 @@ import gymnasium as gym
 from gymnasium import spaces
 from minigrid.core.grid import Grid
 from minigrid.core.mission import MissionSpace
-from minigrid.core.world_object import Goal
+from minigrid.core.world_object import Ball, Box, Door, Goal, Key
 from minigrid.minigrid_env import MiniGridEnv
 
-__all__ = ["SerpentineEnv", "serpentine_path_length", "SERPENTINE_SIZES", "TASK_IDS"]
+__all__ = ["SerpentineEnv", "serpentine_path_length", "SERPENTINE_SIZES", "TASK_IDS", "RoomChainEnv",
+           "ROOM_CHAIN_ROOMS", "ROOM_CHAIN_IDS", "room_chain_cells"]
 
 SERPENTINE_SIZES = (7, 9, 11)
 TASK_IDS = tuple(f"MiniGrid-Serpentine-{s}x{s}-v0" for s in SERPENTINE_SIZES)
@@ -102,6 +116,69 @@ for _size in SERPENTINE_SIZES:
     _id = f"MiniGrid-Serpentine-{_size}x{_size}-v0"
     if _id not in gym.registry:
         gym.register(id=_id, entry_point=SerpentineEnv, kwargs={"size": _size})
+
+
+ROOM_CHAIN_ROOMS = (3, 4, 6, 8)
+ROOM_CHAIN_IDS = tuple(f"MiniGrid-RoomChain-R{n}-v0" for n in ROOM_CHAIN_ROOMS)
+_DOOR_COLOURS = ("red", "green", "yellow", "purple", "grey")  # not blue: level 0 in the density frame, like the floor
+_LANDMARKS = (Ball, Box, Key)
+
+
+def room_chain_cells(n_rooms: int, room_size: int) -> int:
+    """Cells the agent can stand on: the rooms' free cells (goal included) and the n_rooms - 1
+    doors, less the n_rooms - 1 landmarks: n_rooms * room_size**2."""
+    return n_rooms * room_size**2
+
+
+class RoomChainEnv(MiniGridEnv):
+    """A fixed zigzag chain of rooms with a landmark in each; see the module docstring."""
+
+    def __init__(self, n_rooms: int = 4, room_size: int = 4, max_steps: int = 150, **kwargs):
+        for name, value, low in (("n_rooms", n_rooms, 2), ("room_size", room_size, 3), ("max_steps", max_steps, 1)):
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise TypeError(f"{name} must be an int, got {type(value).__name__}")
+            if value < low:
+                raise ValueError(f"{name} must be at least {low}, got {value}")
+        self.n_rooms, self.room_size = n_rooms, room_size
+        super().__init__(
+            mission_space=MissionSpace(mission_func=lambda: "explore the rooms and reach the goal"),
+            width=n_rooms * (room_size + 1) + 1,
+            height=room_size + 2,
+            see_through_walls=True,
+            max_steps=max_steps,
+            **kwargs,
+        )
+        self.actions = NavActions
+        self.action_space = spaces.Discrete(len(NavActions))
+
+    def door_row(self, i: int) -> int:
+        """Row (y) of the door out of room i (0-based): the top free row for even i, else the bottom."""
+        return 1 if i % 2 == 0 else self.room_size
+
+    def _gen_grid(self, width: int, height: int) -> None:
+        k = self.room_size
+        self.grid = Grid(width, height)
+        self.grid.wall_rect(0, 0, width, height)
+        for i in range(self.n_rooms):
+            left, right = 1 + i * (k + 1), i * (k + 1) + k  # the room's free columns
+            out_row = self.door_row(i)
+            if i < self.n_rooms - 1:
+                self.grid.vert_wall(right + 1, 0, height)
+                self.put_obj(Door(_DOOR_COLOURS[i % len(_DOOR_COLOURS)], is_open=True), right + 1, out_row)
+            if i > 0:  # the corner on the entry side, in the exit row: off the path
+                landmark = _LANDMARKS[(i - 1) % len(_LANDMARKS)](_DOOR_COLOURS[(i + 2) % len(_DOOR_COLOURS)])
+                self.put_obj(landmark, left, out_row)
+        last = self.n_rooms - 1
+        self.put_obj(Goal(), last * (k + 1) + k, self.door_row(last))
+        self.agent_pos = (1, k)
+        self.agent_dir = 0  # facing right
+        self.mission = "explore the rooms and reach the goal"
+
+
+for _n in ROOM_CHAIN_ROOMS:
+    _id = f"MiniGrid-RoomChain-R{_n}-v0"
+    if _id not in gym.registry:
+        gym.register(id=_id, entry_point=RoomChainEnv, kwargs={"n_rooms": _n})
 
 
 def optimal_steps(env: MiniGridEnv) -> int:
