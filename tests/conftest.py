@@ -49,6 +49,28 @@ def notebook_runner(tmp_path):
     return lambda name, **params: run_notebook(name, tmp_path, **params)
 
 
+@pytest.fixture(scope="module")
+def ray_cluster():
+    """A local Ray for one test module: 2 CPUs, no dashboard, its files under /tmp (Ray's default),
+    shut down at the end. Notebook kernels started meanwhile join it through ``$RAY_ADDRESS``."""
+    import logging
+
+    ray = pytest.importorskip("ray")
+    if ray.is_initialized():
+        ray.shutdown()
+    context = ray.init(num_cpus=2, include_dashboard=False, logging_level=logging.WARNING, log_to_driver=False)
+    before = os.environ.get("RAY_ADDRESS")
+    os.environ["RAY_ADDRESS"] = context.address_info["address"]
+    try:
+        yield ray
+    finally:
+        ray.shutdown()
+        if before is None:
+            os.environ.pop("RAY_ADDRESS", None)
+        else:
+            os.environ["RAY_ADDRESS"] = before
+
+
 # ------------------------------------------------------------------ nothing written into the tree
 # The session records which ignored paths (and which untracked paths under notebooks/ and data/)
 # ``git status`` shows before the tests, and fails if the tests left new ones. Caches that may live

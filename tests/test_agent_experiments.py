@@ -14,7 +14,6 @@ from pcnn_explore.experiments.agent_runs import (
     AgentExperimentResults,
     RunResult,
     RunSpec,
-    binned_returns,
     curves_by_variant,
     load_run,
     make_specs,
@@ -115,27 +114,29 @@ def test_serpentine_rejects_bad_sizes(size, err):
 
 
 # ------------------------------------------------------------------------------ run bookkeeping
-def _result(variant, seed, ends, rets, steps=100, key="", env="MiniGrid-Serpentine-7x7-v0"):
-    spec = RunSpec(variant, env, seed, steps, "smoke", "/nonexistent", (), key)
+def _result(variant, seed, ends, rets, steps=100, key="", env="MiniGrid-Serpentine-7x7-v0", profile="smoke"):
+    spec = RunSpec(variant, env, seed, steps, profile, "/nonexistent", (), key)
     ends = np.asarray(ends, np.int64)
     return RunResult(spec, ends, np.asarray(rets, float), np.zeros(len(ends)), wall_s=2.0, steps_done=steps)
 
 
-def test_binned_returns_by_hand():
-    x, y = binned_returns(np.array([10, 20, 60]), np.array([0.0, 1.0, 1.0]), 100, 2)
-    assert x.tolist() == [50.0, 100.0] and y.tolist() == [0.5, 1.0]
-    # an empty window repeats the previous value; an episode ending on an edge belongs to the left bin
-    x, y = binned_returns(np.array([25, 100]), np.array([0.4, 0.8]), 100, 4)
-    assert y.tolist() == [0.4, 0.4, 0.4, 0.8]
-    _, y = binned_returns(np.array([], np.int64), np.array([]), 100, 3)
-    assert y.tolist() == [0.0, 0.0, 0.0]
-    with pytest.raises(ValueError):
-        binned_returns(np.array([1]), np.array([1.0]), 100, 0)
+def test_curves_are_the_papers_windows():
+    """Each point: the mean return of the episodes ending in the window; an empty window is missing
+    (NaN), never the previous value; the partial last window is dropped."""
+    c = curves_by_variant([_result("dqn", 0, [10, 20, 60], [0.0, 1.0, 1.0], steps=100)], window=50)["DQN"]
+    assert c["steps"].tolist() == [50, 100] and c["mean"].tolist() == [0.5, 1.0]
+    c = curves_by_variant([_result("dqn", 0, [25, 100], [0.4, 0.8], steps=110)], window=25)["DQN"]
+    assert c["steps"].tolist() == [25, 50, 75, 100]  # 100..110 is a partial window
+    assert [None if np.isnan(v) else v for v in c["mean"]] == [0.4, None, None, 0.8]
+    c = curves_by_variant([_result("dqn", 0, [], [], steps=90)], window=30)["DQN"]
+    assert np.isnan(c["mean"]).all() and c["mean"].size == 3
+    with pytest.raises(ValueError, match="window"):
+        curves_by_variant([_result("dqn", 0, [1], [1.0])], window=0)
 
 
 def test_curves_mean_and_spread_over_seeds():
     runs = [_result("dqn", 0, [50, 100], [0.0, 1.0]), _result("dqn", 1, [50, 100], [0.5, 0.0])]
-    c = curves_by_variant(runs, n_bins=2)["DQN"]
+    c = curves_by_variant(runs, window=50)["DQN"]
     assert c["mean"].tolist() == [0.25, 0.5]
     assert c["low"].tolist() == [0.0, 0.0] and c["high"].tolist() == [0.5, 1.0]
     assert c["runs"].shape == (2, 2)
@@ -156,7 +157,7 @@ def test_summary_rows_by_hand():
 def test_results_by_key_and_metrics():
     runs = [_result("dqn", 0, [50, 100], [0.0, 0.0]), _result("dqn", 1, [50, 100], [0.0, 0.6]),
             _result("pixelcnn_mmc", 0, [40, 80], [0.5, 0.5]), _result("pixelcnn_mmc", 1, [40, 80], [0.0, 0.5])]
-    res = AgentExperimentResults(runs, window=1, n_bins=2)
+    res = AgentExperimentResults(runs, window=1, curve_window=50)
     d = res.by_key()
     assert d["dqn"]["solved_seeds"] == 1 and d["dqn"]["final_success_rate"] == 0.5
     assert d["dqn"]["median_first_success_step"] == 100.0 and d["dqn"]["seeds_with_a_success"] == 1
@@ -271,21 +272,6 @@ def test_specs_merge_overrides_and_get_their_own_folders(tmp_path):
     assert len(keys) == len(io.envs) * len(io.seeds)
 
 
-@pytest.mark.slow
-def test_parallel_runs_match_sequential_runs(tmp_path):
-    """Worker processes change nothing: the same specs give the same episodes on 1 or 2 workers."""
-    kw = dict(env="MiniGrid-Serpentine-7x7-v0", variants=["dqn", "pixelcnn_mmc"], seeds=[0], steps=250,
-              profile="smoke", extra={"tensorboard": False})
-    seq = run_grid(out_root=tmp_path / "seq", workers=1, **kw)
-    par = run_grid(out_root=tmp_path / "par", workers=2, **kw)
-    for a, b in zip(seq, par):
-        assert a.spec.variant == b.spec.variant
-        assert a.episode_end_step.tolist() == b.episode_end_step.tolist()
-        assert a.episode_return.tolist() == b.episode_return.tolist()
-        assert a.episode_intrinsic.tolist() == b.episode_intrinsic.tolist()
-    assert seq[1].episode_intrinsic.sum() > 0  # the bonus run did score frames
-
-
 # ------------------------------------------------------------------------------ figures
 def test_training_curve_figure_is_labelled():
     from matplotlib.figure import Figure
@@ -293,12 +279,12 @@ def test_training_curve_figure_is_labelled():
     from pcnn_explore.plots.agents import plot_curve_panels, plot_paper_scores, plot_training_curves
 
     runs = [_result("dqn", 0, [50, 100], [0.0, 1.0]), _result("dqn", 1, [50, 100], [0.5, 0.0])]
-    fig = plot_training_curves(curves_by_variant(runs, 2), title="t")
+    fig = plot_training_curves(curves_by_variant(runs, 50), title="t")
     assert isinstance(fig, Figure)
     ax = fig.axes[0]
     assert ax.get_xlabel() == "agent steps" and "return" in ax.get_ylabel()
     assert [t.get_text() for t in ax.get_legend().get_texts()] == ["DQN (2 seeds)"]
-    assert len(plot_curve_panels({"a": curves_by_variant(runs, 2), "b": curves_by_variant(runs, 2)}).axes) == 2
+    assert len(plot_curve_panels({"a": curves_by_variant(runs, 50), "b": curves_by_variant(runs, 50)}).axes) == 2
     assert isinstance(plot_paper_scores(dqn_bonus.load_paper_table()), Figure)
     with pytest.raises(ValueError):
         plot_training_curves({})
@@ -376,7 +362,7 @@ def test_run_specs_use_the_rule():
 
 
 def test_agent_runs_still_names_the_moved_parts():
-    for name in ("binned_returns", "curves_by_variant", "summarise_runs", "final_success_rate", "AgentExperimentResults"):
+    for name in ("curves_by_variant", "summarise_runs", "final_success_rate", "AgentExperimentResults"):
         assert getattr(agent_runs, name) is getattr(agent_curves, name)
     assert agent_runs.VARIANTS is agent_variants.VARIANTS and agent_runs.variant_label is variant_label
     assert set(agent_runs.__all__) <= set(dir(agent_runs))
@@ -440,3 +426,84 @@ def test_run_takes_a_figures_settings(tmp_path):
 
     with pytest.raises(TypeError, match="settings of one figure"):
         agent_figures.run(AgentSettings.preset("smoke"), tmp_path)
+
+
+# ------------------------------------------------------------------------------ the paper's evaluation
+def _study(variant, seed, rets, key=""):
+    """A study-profile run of 4 windows of 25 steps, one episode ending in each window with ``rets``."""
+    return _result(variant, seed, [20, 45, 70, 95], rets, steps=100, key=key, profile="study")
+
+
+def test_summary_numbers_and_verdicts_by_hand():
+    from pcnn_explore.experiments import agent_summary
+
+    runs = [_study("dqn", 0, [0, 0, 0, 0]), _study("dqn", 1, [0, 0, 0, 0.4]),
+            _study("cts_mmc", 0, [0, 0.2, 0.2, 0.2]), _study("pixelcnn_mmc", 0, [0, 0.4, 0.8, 0.8])]
+    res = AgentExperimentResults(runs, window=2, curve_window=25)
+    s = dqn_bonus.summary(res)
+    # dqn: mean curve [0, 0, 0, 0.2] -> AUC 0.05; peaks 0 and 0.4 -> max score 0.2
+    assert s["dqn_auc"] == pytest.approx(0.05) and s["dqn_max_score"] == pytest.approx(0.2) and s["dqn_best_peak"] == 0.4
+    assert s["pixelcnn_mmc_auc"] == pytest.approx(0.5) and s["pixelcnn_mmc_auc_vs_dqn_pct"] == pytest.approx(900.0)
+    assert s["cts_mmc_auc_vs_dqn_pct"] == pytest.approx(200.0) and "dqn_auc_vs_dqn_pct" not in s
+    assert s["verdict"].startswith("agrees: AUC over DQN: DQN-PixelCNN +900%, DQN-CTS +200%")
+    assert s["curve_window_steps"] == 25
+    worse = [runs[0], runs[1], _study("cts_mmc", 0, [0, 0.8, 0.8, 0.8]), runs[3]]
+    assert dqn_bonus.summary(AgentExperimentResults(worse, curve_window=25))["verdict"].startswith("partly")
+    flat = [runs[0], runs[1], runs[2], _study("pixelcnn_mmc", 0, [0, 0, 0, 0])]
+    assert dqn_bonus.summary(AgentExperimentResults(flat, curve_window=25))["verdict"].startswith("differs")
+    smoke = AgentExperimentResults([_result("dqn", 0, [50], [0.0])], curve_window=25)
+    assert dqn_bonus.summary(smoke)["verdict"].startswith("not testable at this profile")
+    assert agent_summary.verdict("fig5", {"dqn": {}}, "study", 100).startswith("not testable at this profile: the lines")
+    # Fig. 13: the intrinsic-only agent scores, below DQN -> partly
+    io = [_study("pixelcnn_mmc_intrinsic", 0, [0, 0.1, 0, 0], key="intrinsic_only"), _study("dqn", 0, [0.5] * 4)]
+    assert intrinsic_only.summary(AgentExperimentResults(io, curve_window=25))["verdict"].startswith("partly")
+    # Fig. 12: every scale scores and the largest c's peak is not below the smallest's -> agrees
+    pg = [_study("pixelcnn_mmc", 0, [0, 0.1, 0, 0], key="c0.1"), _study("pixelcnn_mmc", 0, [0, 0.3, 0, 0], key="c10")]
+    assert pg_scale.summary(AgentExperimentResults(pg, curve_window=25))["verdict"].startswith("agrees")
+
+
+def test_paper_entries_quote_the_paper_for_the_env():
+    venture = [_result("dqn", 0, [50], [0.0], env="ALE/Venture-v5"),
+               _result("pixelcnn_mmc", 0, [50], [0.0], env="ALE/Venture-v5")]
+    p = dqn_bonus.paper(AgentExperimentResults(venture, curve_window=25))
+    assert p["pixelcnn_mmc_max_score"] == 1356.25 and p["dqn_max_score"] == 163.0 and p["cts_mmc_max_score"] == 82.2
+    assert p["dqn"] == dqn_bonus.PAPER_CLAIMS["dqn"] and p["verdict"].startswith("DQN-PixelCNN > DQN-CTS > DQN")
+    p = pg_scale.paper(AgentExperimentResults([_result("pixelcnn_mmc", 0, [50], [0.0], env="ALE/Venture-v5", key="c10")],
+                                              curve_window=25))
+    assert p["c10_best_peak"].startswith("record peak 1,500") and "c0.1_best_peak" not in p
+    corridor = dqn_bonus.paper(AgentExperimentResults([_result("dqn", 0, [50], [0.0])], curve_window=25))
+    assert "dqn_max_score" not in corridor  # the paper gives no numbers for the corridor
+
+
+def _write_log(folder, episodes, steps):
+    from pcnn_explore.train import LOG_COLUMNS
+
+    folder.mkdir(parents=True)
+    lines, last = [",".join(LOG_COLUMNS)], 0
+    for i, (step, ret) in enumerate(episodes):
+        v = dict(step=step, episode=i, length=step - last, complete=int(step < steps or i < len(episodes) - 1),
+                 epsilon=0.1, wall_seconds=1.0, intrinsic_return=0.0, intrinsic_mean=0.0,
+                 prediction_gain_mean="nan", td_loss="nan")
+        v["return"] = ret
+        lines.append(",".join(str(v[c]) for c in LOG_COLUMNS))
+        last = step
+    (folder / "log.csv").write_text("\n".join(lines) + "\n")
+
+
+def test_figures_read_their_runs_from_a_sweep(tmp_path):
+    """A notebook given ``sweep_dir`` reads the figure's runs from the sweep's trial folders."""
+    s = pg_scale.PgScaleSettings.preset("smoke")
+    env_dir = tmp_path / "MiniGrid-Serpentine-7x7-v0"
+    for i, c in enumerate(("0.1", "1", "10")):
+        _write_log(env_dir / f"pixelcnn_mmc,pg_scale={c}" / "seed0", [(100, 0.0), (150, 0.5 * i), (300, 0.0)], 300)
+    res = pg_scale.run(s, tmp_path / "unused", sweep_dir=tmp_path)
+    assert [r.key for r in res.runs] == ["c0.1", "c1", "c10"]
+    assert res.runs[2].episode_return.tolist() == [0.0, 1.0] and res.runs[2].steps_done == 300
+    assert res.evaluation()["c10"]["max_score"] == 0.5  # window 75: the episodes ending at 100 and 150 share [75, 150)
+    assert not (tmp_path / "unused").exists()
+    (env_dir / "pixelcnn_mmc,pg_scale=10" / "seed0" / "log.csv").unlink()
+    with pytest.raises(ValueError, match=r"lacks 1 of the 3 runs .*pg_scale=10/seed0.*pcnn-explore sweep"):
+        pg_scale.run(s, sweep_dir=tmp_path)
+    with pytest.raises(ValueError, match="not a folder"):
+        pg_scale.run(s, sweep_dir=tmp_path / "nope")
+

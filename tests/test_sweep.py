@@ -1,10 +1,10 @@
-"""Sweeps on a local Ray (2 CPUs, started once for this module): a 4-trial MiniGrid grid finishes
+"""Sweeps on a local Ray (2 CPUs, started once for this module: conftest's ray_cluster): a 4-trial MiniGrid grid finishes
 although one trial's worker is SIGKILLed mid-run, that trial's log covering every step exactly
 once; the same sweep again starts nothing and touches no log."""
 from __future__ import annotations
 
+import dataclasses
 import json
-import logging
 import os
 import signal
 import threading
@@ -19,15 +19,7 @@ from pcnn_explore.sweep import runner
 from pcnn_explore.sweep.grid import Grid
 
 ENV = "MiniGrid-Serpentine-7x7-v0"
-STEPS = 1000
-
-
-@pytest.fixture(scope="module")
-def ray_cluster():
-    ray = pytest.importorskip("ray")
-    ray.init(num_cpus=2, include_dashboard=False, logging_level=logging.WARNING, log_to_driver=False)
-    yield ray
-    ray.shutdown()
+STEPS = 800
 
 
 def _files(folder: Path) -> dict[str, tuple[int, bytes]]:
@@ -120,3 +112,29 @@ def test_the_same_sweep_again_resumes_an_interrupted_trial(ray_cluster, tmp_path
     fresh = tmp_path / "fresh"
     train(TrainConfig(**{**settings, "out_dir": str(fresh)}), progress=False)
     assert read_log(fresh)["return"].tolist() == read_log(folder)["return"].tolist()
+
+
+@pytest.mark.slow
+def test_parallel_runs_match_sequential_runs(ray_cluster, tmp_path):
+    """The agent experiments' runner (agent_runs, on Ray) changes nothing: the same specs give the
+    same episodes one or two at a time, and the same as a run in this process."""
+    kw = dict(env="MiniGrid-Serpentine-7x7-v0", variants=["dqn", "pixelcnn_mmc"], seeds=[0], steps=250,
+              profile="smoke", extra={"tensorboard": False})
+    from pcnn_explore.experiments.agent_runs import run_grid, run_one
+
+    seq = run_grid(out_root=tmp_path / "seq", workers=1, **kw)
+    par = run_grid(out_root=tmp_path / "par", workers=2, **kw)
+    for a, b in zip(seq, par):
+        assert a.spec.variant == b.spec.variant
+        assert a.episode_end_step.tolist() == b.episode_end_step.tolist()
+        assert a.episode_return.tolist() == b.episode_return.tolist()
+        assert a.episode_intrinsic.tolist() == b.episode_intrinsic.tolist()
+    assert seq[1].episode_intrinsic.sum() > 0  # the bonus run did score frames
+    here = run_one(dataclasses.replace(seq[1].spec, out_dir=str(tmp_path / "here")))
+    assert here.episode_return.tolist() == seq[1].episode_return.tolist()
+    assert here.episode_intrinsic.tolist() == seq[1].episode_intrinsic.tolist()
+    # the same specs again: read back, nothing retrained (the logs are untouched)
+    logs = {p: p.stat().st_mtime_ns for p in (tmp_path / "seq").rglob("log.csv")}
+    again = run_grid(out_root=tmp_path / "seq", workers=2, **kw)
+    assert [a.episode_return.tolist() for a in again] == [a.episode_return.tolist() for a in seq]
+    assert {p: p.stat().st_mtime_ns for p in logs} == logs

@@ -1,4 +1,4 @@
-"""Turn agent runs into the figures' numbers: binned training curves, per-run summaries, and
+"""Turn agent runs into the figures' numbers: the paper's training curves, per-run summaries, and
 per-variant key figures (success rates, first success) for tables, metrics.json and the
 paper-versus-this-run comparison.
 
@@ -17,48 +17,38 @@ import numpy as np
 if TYPE_CHECKING:
     from pcnn_explore.experiments.agent_runs import RunResult
 
-__all__ = ["binned_returns", "curves_by_variant", "final_success_rate", "summarise_runs", "AgentExperimentResults"]
+__all__ = ["curves_by_variant", "final_success_rate", "summarise_runs", "AgentExperimentResults"]
 
 
-def binned_returns(end_steps: np.ndarray, values: np.ndarray, total_steps: int, n_bins: int) -> tuple[np.ndarray, np.ndarray]:
-    """Mean of ``values`` over the episodes that ended in each of ``n_bins`` equal windows of agent steps.
+def curves_by_variant(results: Sequence[RunResult], window: int, intrinsic: bool = False) -> dict[str, dict[str, np.ndarray]]:
+    """The paper's training curves (:func:`pcnn_explore.evaluation.training_curve`) per label.
 
-    Like the paper's curves (each point: mean undiscounted return over 1M frames). A window with
-    no finished episode repeats the previous window's value (0 before the first episode).
-    Returns (bin_right_edges (n_bins,) in agent steps, means (n_bins,)).
-    Example: ends [10, 20, 60], values [0, 1, 1], total 100, 2 bins -> edges [50, 100], means [0.5, 1.0].
+    ``window``: agent steps per point. Returns {label: {"steps" (= "ends"): (K,) agent step at
+    each window's end, "mean": seeds' mean per window, "low"/"high": min/max over seeds, "runs":
+    (n_seeds, K)}}, NaN where no episode ended in a window (in every seed, for mean/low/high); a
+    seed that ran fewer windows is NaN-padded. ``intrinsic=True``: the episodes' summed bonus.
     """
-    if n_bins < 1 or total_steps < 1:
-        raise ValueError(f"need n_bins >= 1 and total_steps >= 1, got {n_bins}, {total_steps}")
-    edges = np.linspace(0, total_steps, n_bins + 1)
-    idx = np.clip(np.searchsorted(edges, np.asarray(end_steps), side="left") - 1, 0, n_bins - 1)
-    means = np.empty(n_bins)
-    last = 0.0
-    for b in range(n_bins):
-        sel = np.asarray(values)[idx == b]
-        last = float(sel.mean()) if sel.size else last
-        means[b] = last
-    return edges[1:], means
+    from pcnn_explore.evaluation import training_curve
 
-
-def curves_by_variant(results: Sequence[RunResult], n_bins: int = 20, intrinsic: bool = False) -> dict[str, dict[str, np.ndarray]]:
-    """Seeds' mean and spread of the binned returns, per label.
-
-    Returns {label: {"steps": (n_bins,), "mean": (n_bins,), "low": min over seeds, "high": max,
-    "runs": (n_seeds, n_bins)}}; ``intrinsic=True`` uses the episodes' summed bonus instead.
-    """
     out: dict[str, dict[str, np.ndarray]] = {}
     by_label: dict[str, list[RunResult]] = {}
     for r in results:
         by_label.setdefault(r.label, []).append(r)
     for label, runs in by_label.items():
-        total = max(r.spec.steps for r in runs)
-        rows = []
-        for r in runs:
-            x, y = binned_returns(r.episode_end_step, r.episode_intrinsic if intrinsic else r.episode_return, total, n_bins)
-            rows.append(y)
-        m = np.vstack(rows)
-        out[label] = {"steps": x, "mean": m.mean(0), "low": m.min(0), "high": m.max(0), "runs": m}
+        curves = [training_curve(r.episode_end_step, r.episode_intrinsic if intrinsic else r.episode_return,
+                                 r.steps_done, window) for r in runs]
+        k = max(len(c.means) for c in curves)
+        m = np.full((len(curves), k), np.nan)
+        for i, c in enumerate(curves):
+            m[i, : len(c.means)] = c.means
+        have = ~np.isnan(m)
+        n = have.sum(0)
+        mean, low, high = (np.full(k, np.nan) for _ in range(3))
+        np.divide(np.where(have, m, 0.0).sum(0), n, out=mean, where=n > 0)
+        np.copyto(low, np.where(have, m, np.inf).min(0, initial=np.inf), where=n > 0)
+        np.copyto(high, np.where(have, m, -np.inf).max(0, initial=-np.inf), where=n > 0)
+        ends = np.arange(1, k + 1, dtype=np.int64) * window
+        out[label] = {"steps": ends, "ends": ends, "mean": mean, "low": low, "high": high, "runs": m}
     return out
 
 
@@ -100,8 +90,8 @@ class AgentExperimentResults:
     """All runs of one experiment, with the figures' numbers computed from them."""
 
     runs: list[RunResult]
-    window: int = 20
-    n_bins: int = 20
+    window: int = 20  # last episodes counted by the success rate
+    curve_window: int = 1_000  # agent steps per curve point (the paper: 1M frames, 250K agent steps on Atari)
 
     @property
     def envs(self) -> list[str]:
@@ -110,7 +100,7 @@ class AgentExperimentResults:
     def curves(self, env: str | None = None, intrinsic: bool = False) -> dict[str, dict[str, np.ndarray]]:
         """Per-label training curves (seeds' mean, min, max) on ``env`` (default: the first env)."""
         env = env or self.envs[0]
-        return curves_by_variant([r for r in self.runs if r.spec.env == env], self.n_bins, intrinsic)
+        return curves_by_variant([r for r in self.runs if r.spec.env == env], self.curve_window, intrinsic)
 
     def summary(self) -> list[dict[str, Any]]:
         """One row per run (see :func:`summarise_runs`)."""
@@ -139,13 +129,31 @@ class AgentExperimentResults:
             )
         return out
 
+    def evaluation(self, env: str | None = None, baseline: str = "dqn") -> dict[str, dict[str, Any]]:
+        """The paper's evaluation per variant key on ``env`` (:func:`pcnn_explore.evaluation.compare`):
+        maximum score (mean of the seeds' peaks), best peak, AUC over the windows every run has, and
+        the improvement in % of AUC over ``baseline`` (a key; None where that line was not run)."""
+        from pcnn_explore.evaluation import compare, training_curve
+
+        env = env or self.envs[0]
+        lines: dict[str, list] = {}
+        for r in self.runs:
+            if r.spec.env == env:
+                lines.setdefault(r.key, []).append(
+                    training_curve(r.episode_end_step, r.episode_return, r.steps_done, self.curve_window))
+        return compare(lines, baseline if baseline in lines else None)
+
     def metrics(self) -> dict[str, Any]:
         """Flat key figures for metrics.json: ``<key>/<figure>`` on the first env, plus the run count."""
-        m: dict[str, Any] = {"env": self.envs[0], "runs": len(self.runs)}
+        m: dict[str, Any] = {"env": self.envs[0], "runs": len(self.runs), "curve_window": self.curve_window}
         for key, d in self.by_key().items():
             for fig in ("final_success_rate", "mean_return_last", "solved_seeds", "seeds",
                         "seeds_with_a_success", "median_first_success_step", "steps_per_s"):
                 m[f"{key}/{fig}"] = d[fig]
+        for key, d in self.evaluation().items():
+            m[f"{key}/max_score"], m[f"{key}/auc"] = d["max_score"], d["auc"]
+            if d["improvement"] is not None:
+                m[f"{key}/auc_improvement_pct"], m[f"{key}/auc_improvement_symmetric"] = d["improvement"], d["symmetric"]
         return m
 
     def run_column(self, key: str, env: str | None = None) -> str:

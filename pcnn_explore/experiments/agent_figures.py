@@ -104,12 +104,13 @@ class AgentFigure:
         2 cores (per-process speeds in data/task_search.json). paper: the paper's games and budget.
         """
         return {
-            "smoke": dict(envs=(SMOKE_TASK,), seeds=(0,), steps=300, workers=1, n_bins=4, window=5,
+            "smoke": dict(envs=(SMOKE_TASK,), seeds=(0,), steps=300, workers=1, curve_window=75, window=5,
                           train_overrides=(("tensorboard", False),)),
-            "study": dict(envs=(STUDY_TASK,), seeds=self.study_seeds, steps=12_000, workers=2, n_bins=16,
+            "study": dict(envs=(STUDY_TASK,), seeds=self.study_seeds, steps=12_000, workers=2, curve_window=750,
                           window=10, train_overrides=STUDY_TRAIN_OVERRIDES),
+            # the paper: a point per 1M frames (250K agent steps); its runs: pcnn-explore sweep <grid>
             "paper": dict(envs=self.games, seeds=self.paper_seeds, steps=PAPER_AGENT_STEPS, workers=1,
-                          n_bins=150, window=100, **self.paper_extra),
+                          curve_window=250_000, window=100, **self.paper_extra),
         }
 
 
@@ -256,14 +257,23 @@ class IntrinsicOnlySettings(FigureSettings):
     with_full: bool = False
 
 
-def run(settings: FigureSettings, out_dir: str | os.PathLike | None = None) -> AgentExperimentResults:
-    """Train the lines ``settings`` picks x seeds x envs; runs are written under ``out_dir/runs``
-    (default ``output/<the figure's notebook>``). Bad settings raise before any run starts."""
+def run(settings: FigureSettings, out_dir: str | os.PathLike | None = None,
+        sweep_dir: str | os.PathLike | None = None, progress: bool = False) -> AgentExperimentResults:
+    """Train the lines ``settings`` picks x seeds x envs on Ray; runs are written under
+    ``out_dir/runs`` (default ``output/<the figure's notebook>``). Bad settings raise before any run starts.
+
+    ``sweep_dir``: read the runs from a sweep of the figure's grid instead of training (e.g. the
+    paper's grid run on a cluster: ``pcnn-explore sweep fig5 --out DIR``); every line x env x seed
+    the settings pick must have its trial folder there. ``progress``: a line per run that starts or ends.
+    """
     if not isinstance(settings, FigureSettings):
         raise TypeError(f"run takes the settings of one figure ({', '.join(FIGURES)}), got {type(settings).__name__}")
     settings.check()
+    if sweep_dir is not None:
+        specs = make_specs(settings, Path(sweep_dir).resolve(), settings.arms(), sweep_layout=True)
+        return run_experiment(settings, specs, sweep_dir=sweep_dir)
     out = Path(settings.figure().default_out_dir if out_dir is None else out_dir)
-    return run_experiment(settings, make_specs(settings, out / "runs", settings.arms()))
+    return run_experiment(settings, make_specs(settings, out / "runs", settings.arms()), progress=progress)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,12 +1,14 @@
-"""Run agent variants x seeds: one training run per (variant, env, seed), in worker processes.
+"""Run agent variants x seeds: one training run per (variant, env, seed), on Ray.
 
 Shared by the agent experiments (Fig. 5, 11, 12, 13 of the paper; their table is
-:mod:`pcnn_explore.experiments.agent_figures`). Each run is one call of
-:func:`pcnn_explore.train.train` in its own output folder; runs go to worker processes
-(``workers`` of them, each with one torch thread), so a study notebook's seeds share 2 cores.
-Variants are named by the rule of :mod:`pcnn_explore.experiments.agent_variants`. The runs'
-logs become curves and summaries in :mod:`pcnn_explore.experiments.agent_curves`
-(whose names are importable from here too).
+:mod:`pcnn_explore.experiments.agent_figures`). Each run is a trial of the sweep runner
+(:func:`pcnn_explore.sweep.runner.run_trials`): one resumable :func:`pcnn_explore.train.train`
+in its own output folder, as a Ray task (local Ray by default, ``$RAY_ADDRESS`` or a Ray already
+started in this process otherwise), at most ``workers`` at once, one CPU and one torch thread
+each. A folder that already holds the same run is reused (finished: read back; unfinished:
+resumed); one holding other settings is replaced. Variants are named by the rule of
+:mod:`pcnn_explore.experiments.agent_variants`. The runs' logs become curves and summaries in
+:mod:`pcnn_explore.experiments.agent_curves` (whose names are importable from here too).
 
 Units: ``step`` is counted in agent steps (one action; on Atari one agent step is 4 emulator
 frames).
@@ -14,8 +16,8 @@ frames).
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -24,7 +26,6 @@ import numpy as np
 import pcnn_explore.experiments.tasks  # noqa: F401  (registers MiniGrid-Serpentine-*)
 from pcnn_explore.experiments.agent_curves import (
     AgentExperimentResults,
-    binned_returns,
     curves_by_variant,
     final_success_rate,
     summarise_runs,
@@ -43,7 +44,7 @@ __all__ = [
     "load_run",
     "run_grid",
     "run_specs",
-    "binned_returns",
+    "load_sweep_runs",
     "curves_by_variant",
     "summarise_runs",
     "final_success_rate",
@@ -133,7 +134,8 @@ def _episodes_from_log(log: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarr
 
 
 SPEC_FILE = "run_spec.json"
-_TRAIN_OUTPUTS = ("log.csv", "checkpoint.pt", "tb", SPEC_FILE)
+_TRAIN_OUTPUTS = ("log.csv", "checkpoint.pt", "policy.pt", "settings.json", "tb", SPEC_FILE, "trial.json",
+                  "attempt.json", "result.json")
 
 
 def _clear_run_dir(out_dir: Path) -> None:
@@ -148,48 +150,43 @@ def _clear_run_dir(out_dir: Path) -> None:
             p.unlink()
 
 
+def _spec_text(spec: RunSpec) -> str:
+    return json.dumps(dataclasses.asdict(spec), indent=1) + "\n"
+
+
+def _trial(spec: RunSpec):
+    """The sweep trial that trains ``spec`` (its folder also gets ``run_spec.json`` for :func:`load_run`)."""
+    from pcnn_explore.sweep.grid import Trial
+
+    return Trial(spec.env, spec.variant, int(spec.seed), spec.profile, str(Path(spec.out_dir).resolve()),
+                 tuple(sorted({**dict(spec.overrides), "steps": int(spec.steps)}.items())), spec.key,
+                 ((SPEC_FILE, _spec_text(spec)),))
+
+
 def run_one(spec: RunSpec) -> RunResult:
-    """Train one run (in this process, one torch thread) and read its episodes back.
+    """Train one run in this process (one torch thread, no Ray) and read its episodes back.
 
     ``spec.out_dir`` gets the training outputs (log.csv, tb/, checkpoint.pt) and ``run_spec.json``;
     what an earlier run left there is replaced, so the results always match ``spec``.
     """
-    import json
-
     import torch
 
-    from pcnn_explore.train import TrainConfig, train
+    from pcnn_explore.train import train
 
     _check_spec(spec)
     torch.set_num_threads(1)
-    cfg = TrainConfig.preset(
-        spec.profile, env=spec.env, steps=int(spec.steps), seed=int(spec.seed), out_dir=spec.out_dir,
-        **spec.config_fields(),
-    )
+    cfg = _trial(spec).config()
     out = Path(spec.out_dir)
     out.mkdir(parents=True, exist_ok=True)
     _clear_run_dir(out)
-    (out / SPEC_FILE).write_text(json.dumps(dataclasses.asdict(spec), indent=1) + "\n")
+    (out / SPEC_FILE).write_text(_spec_text(spec))
     train(cfg, progress=False)
     return load_run(out)
 
 
-def load_run(out_dir: str | os.PathLike, max_step: int | None = None) -> RunResult:
-    """Read a run written by :func:`run_one`; also a run cut short (its finished episodes so far).
-
-    ``max_step``: keep only the episodes that ended by that agent step, so runs of different
-    lengths (or cut at different times) compare over the same budget. The training schedule
-    (epsilon decay, learning start) does not depend on the step budget, so such a prefix is what
-    a run of ``max_step`` steps would have logged, up to the cut episode.
-    """
-    import json
-
+def _read_result(spec: RunSpec, out: Path, max_step: int | None = None) -> RunResult:
     from pcnn_explore.train import read_log
 
-    out = Path(out_dir)
-    d = json.loads((out / SPEC_FILE).read_text())
-    d["overrides"] = tuple(tuple(kv) for kv in d["overrides"])
-    spec = RunSpec(**d)
     log = read_log(out)
     if max_step is not None:
         keep = np.asarray(log["step"]) <= max_step
@@ -202,22 +199,44 @@ def load_run(out_dir: str | os.PathLike, max_step: int | None = None) -> RunResu
     return RunResult(spec, ends, rets, intr, wall, done)
 
 
-def run_specs(specs: Sequence[RunSpec], workers: int = 1) -> list[RunResult]:
-    """Run ``specs`` and return their results in the same order.
+def load_run(out_dir: str | os.PathLike, max_step: int | None = None) -> RunResult:
+    """Read a run written by :func:`run_one` or :func:`run_specs`; also a run cut short (its finished
+    episodes so far).
 
-    ``workers > 1`` runs them in that many worker processes (spawned, one torch thread each);
-    the results are the same as with one worker (each run is seeded by its spec alone).
+    ``max_step``: keep only the episodes that ended by that agent step, so runs of different
+    lengths (or cut at different times) compare over the same budget. The training schedule
+    (epsilon decay, learning start) does not depend on the step budget, so such a prefix is what
+    a run of ``max_step`` steps would have logged, up to the cut episode.
     """
+    out = Path(out_dir)
+    d = json.loads((out / SPEC_FILE).read_text())
+    d["overrides"] = tuple(tuple(kv) for kv in d["overrides"])
+    return _read_result(RunSpec(**d), out, max_step)
+
+
+def run_specs(specs: Sequence[RunSpec], workers: int = 1, progress: bool = False) -> list[RunResult]:
+    """Run ``specs`` on Ray (at most ``workers`` at once) and return their results in the same order.
+
+    The results do not depend on ``workers`` (each run is seeded by its spec alone). A folder
+    already holding the same finished run is read back without training; an unfinished one is
+    resumed from its checkpoint; one holding another run is replaced. ``progress`` prints a line
+    per run that starts or ends. Raises RuntimeError naming the runs that failed.
+    """
+    from pcnn_explore.sweep.runner import run_trials
+    from pcnn_explore.sweep.view import SweepView
+
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise ValueError(f"workers must be a positive integer, got {workers!r}")
     for s in specs:
         _check_spec(s)
-    if workers == 1 or len(specs) <= 1:
-        return [run_one(s) for s in specs]
-    import multiprocessing as mp
-
-    with ProcessPoolExecutor(max_workers=min(workers, len(specs)), mp_context=mp.get_context("spawn")) as pool:
-        return list(pool.map(run_one, specs))
+    if not specs:
+        return []
+    records = run_trials([_trial(s) for s in specs], max_concurrent=workers, on_mismatch="replace",
+                         view=SweepView(tty=False, every_s=float("inf")) if progress else None)
+    failed = [f"{r['name']}: {r['error']}" for r in records if r["status"] != "done"]
+    if failed:
+        raise RuntimeError(f"{len(failed)} of {len(records)} runs failed: " + "; ".join(failed))
+    return [load_run(s.out_dir) for s in specs]
 
 
 def run_grid(
@@ -233,7 +252,7 @@ def run_grid(
     """Run every variant x seed on ``env`` and return the results (variant-major order).
 
     ``extra``: TrainConfig fields applied to every run (e.g. ``{"pg_scale": 1.0}``).
-    Each run writes under ``out_root/<variant>_s<seed>``; an earlier run there is replaced.
+    Each run writes under ``out_root/<variant>_s<seed>`` (see :func:`run_specs` for what is reused).
     """
     from pcnn_explore.profiles import check_profile
 
@@ -244,6 +263,25 @@ def run_grid(
     specs = [RunSpec(v, env, int(s), int(steps), profile, str(Path(out_root) / f"{v}_s{s}"), over)
              for v in variants for s in seeds]
     return run_specs(specs, workers)
+
+
+def load_sweep_runs(sweep_dir: str | os.PathLike, specs: Sequence[RunSpec]) -> list[RunResult]:
+    """The runs of ``specs`` from a sweep made by ``pcnn-explore sweep`` (e.g. on a cluster).
+
+    Each spec is found in its trial folder ``sweep_dir/<env>/<variant>[,field=value]/seed<k>``,
+    the line named by the spec's variant and the overrides it adds to the figure's (its
+    ``line_overrides``; see :func:`make_specs`). Unfinished trials count with the episodes they
+    have logged. Raises ValueError listing the trials the sweep lacks.
+    """
+    root = Path(sweep_dir)
+    if not root.is_dir():
+        raise ValueError(f"sweep_dir {str(sweep_dir)!r} is not a folder: give the --out of a pcnn-explore sweep")
+    missing = [s.out_dir for s in specs if not (Path(s.out_dir) / "log.csv").is_file()]
+    if missing:
+        shown = ", ".join(os.path.relpath(m, root) for m in missing[:4]) + (", ..." if len(missing) > 4 else "")
+        raise ValueError(f"the sweep in {root} lacks {len(missing)} of the {len(specs)} runs this figure needs "
+                         f"({shown}); run its grid there first (pcnn-explore sweep <grid> --out {root})")
+    return [_read_result(s, Path(s.out_dir)) for s in specs]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -269,8 +307,9 @@ class AgentSettings(ExperimentSettings):
     """Fields every agent experiment has (mixed into each experiment's settings dataclass).
 
     envs: env ids (study: the CPU task; paper: Atari games). seeds: one run per seed and variant.
-    steps: agent steps per run. workers: parallel worker processes (one torch thread each).
-    n_bins: points per training curve. window: last episodes counted by the success rate.
+    steps: agent steps per run. workers: runs at once (Ray tasks, one CPU and torch thread each).
+    curve_window: agent steps per point of the training curves (the paper: 1M frames, 250K agent
+    steps on Atari). window: last episodes counted by the success rate.
     """
 
     profile: str = "study"
@@ -278,7 +317,7 @@ class AgentSettings(ExperimentSettings):
     seeds: tuple[int, ...] = (0, 1, 2)
     steps: int = 30_000
     workers: int = 2
-    n_bins: int = 20
+    curve_window: int = 1_000
     window: int = 20
     #: TrainConfig fields set for every run of the experiment, as (field, value) pairs
     train_overrides: tuple[tuple[str, Any], ...] = ()
@@ -317,7 +356,7 @@ class AgentSettings(ExperimentSettings):
                 raise ValueError(f"seeds must be non-negative integers, got {s!r}")
         if len(set(self.seeds)) != len(tuple(self.seeds)):
             raise ValueError(f"seeds repeat: {tuple(self.seeds)}")
-        for name in ("steps", "workers", "n_bins", "window"):
+        for name in ("steps", "workers", "curve_window", "window"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
                 raise ValueError(f"{name} must be a positive integer, got {v!r}")
@@ -333,24 +372,33 @@ class AgentSettings(ExperimentSettings):
                 raise ValueError(f"train_overrides may not set {item[0]!r}: it comes from the experiment's settings")
 
 
-def run_experiment(settings: AgentSettings, specs: list[RunSpec]) -> AgentExperimentResults:
-    """Check settings, run ``specs`` on ``settings.workers`` processes, and collect the results."""
+def run_experiment(settings: AgentSettings, specs: list[RunSpec], sweep_dir: str | os.PathLike | None = None,
+                   progress: bool = False) -> AgentExperimentResults:
+    """Check settings, run ``specs`` (at most ``settings.workers`` at once) and collect the results;
+    with ``sweep_dir``, read them from that sweep instead of training (:func:`load_sweep_runs`)."""
     settings.check()
-    results = run_specs(specs, settings.workers)
-    return AgentExperimentResults(results, window=settings.window, n_bins=settings.n_bins)
+    results = load_sweep_runs(sweep_dir, specs) if sweep_dir is not None else run_specs(specs, settings.workers, progress)
+    return AgentExperimentResults(results, window=settings.window, curve_window=settings.curve_window)
 
 
 def make_specs(settings: AgentSettings, out_root: str | os.PathLike,
-               variants: Sequence[tuple[str, str, dict[str, Any], str]]) -> list[RunSpec]:
-    """Specs for every env x (variant_name, key, overrides, label) x seed, written under ``out_root``."""
+               variants: Sequence[tuple[str, str, dict[str, Any], str]], sweep_layout: bool = False) -> list[RunSpec]:
+    """Specs for every env x (variant_name, key, overrides, label) x seed, written under ``out_root``.
+
+    Folders: ``out_root/<env>/<key>_s<seed>``; with ``sweep_layout``, a sweep's trial folders
+    ``out_root/<env>/<variant>[,field=value]/seed<seed>`` (the line named by the variant's own overrides).
+    """
+    from pcnn_explore.sweep.grid import folder_safe, line_name
+
     specs = []
     for env in settings.envs:
-        env_dir = env.replace("/", "_")
+        env_dir = folder_safe(env)
         for variant, key, overrides, label in variants:
             check_variant(variant)
             fields = {**dict(settings.train_overrides), **overrides}
             for s in settings.seeds:
-                specs.append(RunSpec(variant, env, int(s), int(settings.steps), settings.profile,
-                                     str(Path(out_root) / env_dir / f"{key}_s{s}"),
+                folder = (Path(out_root) / env_dir / line_name(variant, overrides) / f"seed{s}" if sweep_layout
+                          else Path(out_root) / env_dir / f"{key}_s{s}")
+                specs.append(RunSpec(variant, env, int(s), int(settings.steps), settings.profile, str(folder),
                                      tuple(sorted(fields.items())), key, label))
     return specs

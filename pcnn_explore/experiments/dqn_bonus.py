@@ -11,6 +11,7 @@ this module names its parts for notebook 07.
 """
 from __future__ import annotations
 
+from pcnn_explore.experiments import agent_summary
 from pcnn_explore.experiments.agent_figures import (
     FIGURES,
     HARD_GAMES,
@@ -22,8 +23,19 @@ from pcnn_explore.experiments.agent_figures import (
     run,
 )
 
-__all__ = ["DqnBonusSettings", "run", "load_paper_table", "paper_claims", "PAPER_TABLE", "PAPER_AGENTS",
+__all__ = ["summary", "paper", "DqnBonusSettings", "run", "load_paper_table", "paper_claims", "PAPER_TABLE", "PAPER_AGENTS",
            "HARD_GAMES", "PAPER_CLAIMS"]
 
 #: Fig. 5's lines in the paper's words (the appendix table's numbers: :func:`paper_claims`)
 PAPER_CLAIMS = FIGURES["fig5"].claims
+
+
+def summary(results) -> dict:
+    """metrics.json's ``summary``: maximum score, AUC and AUC vs DQN per line, and the verdict
+    (:func:`pcnn_explore.experiments.agent_summary.summary`)."""
+    return agent_summary.summary("fig5", results)
+
+
+def paper(results) -> dict:
+    """metrics.json's ``paper``: the paper's claims and numbers under the summary's names."""
+    return agent_summary.paper("fig5", results)

@@ -12,10 +12,22 @@ from both. The experiment is the ``"fig13"`` entry of
 """
 from __future__ import annotations
 
+from pcnn_explore.experiments import agent_summary
 from pcnn_explore.experiments.agent_figures import FIGURES, IntrinsicOnlySettings, run
 
-__all__ = ["PAPER_CLAIMS", "IntrinsicOnlySettings", "run", "PAPER_GAMES"]
+__all__ = ["summary", "paper", "PAPER_CLAIMS", "IntrinsicOnlySettings", "run", "PAPER_GAMES"]
 
 PAPER_GAMES = FIGURES["fig13"].games
 #: Fig. 13, in the paper's words
 PAPER_CLAIMS = FIGURES["fig13"].claims
+
+
+def summary(results) -> dict:
+    """metrics.json's ``summary``: maximum score, AUC and AUC vs DQN per line, and the verdict
+    (:func:`pcnn_explore.experiments.agent_summary.summary`)."""
+    return agent_summary.summary("fig13", results)
+
+
+def paper(results) -> dict:
+    """metrics.json's ``paper``: the paper's claims and numbers under the summary's names."""
+    return agent_summary.paper("fig13", results)

@@ -11,9 +11,10 @@ notebook 08.
 """
 from __future__ import annotations
 
+from pcnn_explore.experiments import agent_summary
 from pcnn_explore.experiments.agent_figures import FIGURES, MmcAblationSettings, run
 
-__all__ = ["PAPER_CLAIMS", "MmcAblationSettings", "run", "FOUR_VARIANTS", "PAPER_GAMES"]
+__all__ = ["summary", "paper", "PAPER_CLAIMS", "MmcAblationSettings", "run", "FOUR_VARIANTS", "PAPER_GAMES"]
 
 FOUR_VARIANTS = FIGURES["fig11"].keys
 #: Bank Heist and Time Pilot (MMC explains the gain), H.E.R.O. (additive gains) and a hard
@@ -21,3 +22,14 @@ FOUR_VARIANTS = FIGURES["fig11"].keys
 PAPER_GAMES = FIGURES["fig11"].games
 #: Fig. 11, bottom right (a hard, sparse-reward game), in the paper's words
 PAPER_CLAIMS = FIGURES["fig11"].claims
+
+
+def summary(results) -> dict:
+    """metrics.json's ``summary``: maximum score, AUC and AUC vs DQN per line, and the verdict
+    (:func:`pcnn_explore.experiments.agent_summary.summary`)."""
+    return agent_summary.summary("fig11", results)
+
+
+def paper(results) -> dict:
+    """metrics.json's ``paper``: the paper's claims and numbers under the summary's names."""
+    return agent_summary.paper("fig11", results)
