@@ -7,7 +7,7 @@ policy until it has seen a reward, so a task is hard for it when the expected st
 success exceed the training budget.
 
 Stage ``agents`` (minutes per run): DQN, DQN+MMC, DQN-PixelCNN+MMC (and optional others) on
-the chosen task over several seeds, run in parallel worker processes, each single-threaded.
+the chosen task over several seeds, run as Ray tasks (the sweep runner), each single-threaded.
 Success = the agent reaches the goal in at least half of its last ``--window`` training episodes.
 
 Usage::
@@ -18,8 +18,10 @@ Usage::
     python benchmarks/task_search.py table   # print the table stored in data/task_search.json
 
 Both stages merge their results into ``data/task_search.json`` (one entry per stage) and print
-their table. ``benchmarks/task_search_parallel.sh`` launches one process per run and stops them
-after a time limit; ``summarise`` then compares the runs over the fewest steps any run reached.
+their table. A batch of runs with a time limit is a sweep: ``pcnn-explore sweep --envs ENV
+--variants dqn,dqn_mmc,pixelcnn_mmc --seeds 0,1 --set steps=N --set epsilon_decay_steps=2500
+--out OUT`` on this machine or a Ray cluster, stopped (Ctrl-C) when the time is up (the same command
+resumes it); ``summarise OUT`` then compares the runs over the fewest steps any run reached.
 
 What the search found (``python benchmarks/task_search.py table``):
 
@@ -163,9 +165,10 @@ def stage_agents(args) -> None:
 def stage_summarise(args) -> None:
     from pcnn_explore.experiments.agent_runs import load_run, summarise_runs
 
-    dirs = sorted(p.parent for p in Path(args.runs).rglob("run_spec.json"))
+    found = {p.parent for name in ("run_spec.json", "trial.json") for p in Path(args.runs).rglob(name)}
+    dirs = sorted(d for d in found if (d / "log.csv").is_file())
     if not dirs:
-        raise SystemExit(f"no runs (run_spec.json) under {args.runs}")
+        raise SystemExit(f"no runs (run_spec.json or a sweep's trial.json, with a log.csv) under {args.runs}")
     horizon = args.max_step
     if horizon is None:  # the common budget: the fewest steps any run on the same env reached
         reached = [load_run(d).steps_done for d in dirs]
@@ -196,24 +199,6 @@ def print_agent_table(rows: list[dict]) -> None:
               f"{first:>18s} {r['final_success_rate']:18.2f} {str(r['solved']):>6s} {r['wall_s']:7.0f} {r['steps_per_s']:7.1f}")
 
 
-def parse_sets(items: list[str]) -> dict:
-    """["a=1", "b=x", "c=0.5"] -> {"a": 1, "b": "x", "c": 0.5} (ints, floats, true/false, else str)."""
-    out = {}
-    for item in items:
-        if "=" not in item:
-            raise SystemExit(f"--set takes FIELD=VALUE, got {item!r}")
-        k, v = item.split("=", 1)
-        for conv in (int, float):
-            try:
-                out[k] = conv(v)
-                break
-            except ValueError:
-                pass
-        else:
-            out[k] = {"true": True, "false": False}.get(v.lower(), v)
-    return out
-
-
 def main(argv=None) -> int:
     import torch
 
@@ -235,21 +220,12 @@ def main(argv=None) -> int:
     a.add_argument("--pg-scale", type=float, default=None)
     a.add_argument("--out", default=str(ROOT / "output" / "task_search"))
     sm = sub.add_parser("summarise", help="summarise runs already on disk (e.g. from another machine)")
-    sm.add_argument("runs", help="folder holding one sub-folder per run (each with run_spec.json, log.csv)")
+    sm.add_argument("runs", help="folder holding the runs (each with run_spec.json or a sweep's trial.json, and log.csv)")
     sm.add_argument("--window", type=int, default=20)
     sm.add_argument("--note", default="", help="where and how the runs were made")
     sm.add_argument("--label", default="local", help="name of this batch of runs in data/task_search.json")
     sm.add_argument("--max-step", type=int, default=None,
                     help="count only episodes ended by this agent step (default: the fewest steps any run reached)")
-    one = sub.add_parser("one", help="train a single run (for launching runs as separate processes)")
-    one.add_argument("--env", required=True)
-    one.add_argument("--variant", required=True)
-    one.add_argument("--seed", type=int, required=True)
-    one.add_argument("--steps", type=int, required=True)
-    one.add_argument("--profile", default="study")
-    one.add_argument("--out", required=True)
-    one.add_argument("--set", nargs="*", default=[], metavar="FIELD=VALUE",
-                     help="TrainConfig overrides, e.g. epsilon_decay_steps=3000 device=cuda")
     sub.add_parser("table")
     args = p.parse_args(argv)
     if args.stage == "random":
@@ -258,11 +234,6 @@ def main(argv=None) -> int:
         stage_agents(args)
     elif args.stage == "summarise":
         stage_summarise(args)
-    elif args.stage == "one":
-        from pcnn_explore.experiments.agent_runs import RunSpec, run_one
-
-        run_one(RunSpec(args.variant, args.env, args.seed, args.steps, args.profile, args.out,
-                        tuple(sorted(parse_sets(args.set).items()))))
     else:
         store = json.loads(DATA.read_text())
         for key, val in store.items():

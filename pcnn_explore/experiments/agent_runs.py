@@ -200,8 +200,8 @@ def _read_result(spec: RunSpec, out: Path, max_step: int | None = None) -> RunRe
 
 
 def load_run(out_dir: str | os.PathLike, max_step: int | None = None) -> RunResult:
-    """Read a run written by :func:`run_one` or :func:`run_specs`; also a run cut short (its finished
-    episodes so far).
+    """Read a run written by :func:`run_one` or :func:`run_specs`, or a trial of ``pcnn-explore sweep``
+    (its ``trial.json``); also a run cut short (its finished episodes so far).
 
     ``max_step``: keep only the episodes that ended by that agent step, so runs of different
     lengths (or cut at different times) compare over the same budget. The training schedule
@@ -209,6 +209,12 @@ def load_run(out_dir: str | os.PathLike, max_step: int | None = None) -> RunResu
     a run of ``max_step`` steps would have logged, up to the cut episode.
     """
     out = Path(out_dir)
+    if not (out / SPEC_FILE).is_file() and (out / "trial.json").is_file():  # a trial of pcnn-explore sweep
+        t = json.loads((out / "trial.json").read_text())
+        over = tuple(sorted((k, v) for k, v in t["overrides"].items() if k != "steps"))
+        spec = RunSpec(t["variant"], t["env"], int(t["seed"]), int(t["settings"]["steps"]), t["profile"], str(out),
+                       over, t["line"])
+        return _read_result(spec, out, max_step)
     d = json.loads((out / SPEC_FILE).read_text())
     d["overrides"] = tuple(tuple(kv) for kv in d["overrides"])
     return _read_result(RunSpec(**d), out, max_step)
