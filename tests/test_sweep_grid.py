@@ -143,3 +143,28 @@ def test_dry_run_lists_the_trials(capsys, tmp_path, no_ray):
     assert code == 0 and lines[-1] == f"60 trials in {tmp_path / 's'}"
     assert lines[0] == "ALE_Gravitar-v5/pixelcnn_mmc,pg_scale=0.1/seed0"
     assert not (tmp_path / "s").exists()
+
+
+def test_the_live_view_is_a_table_on_a_terminal_and_lines_elsewhere():
+    import io
+
+    from pcnn_explore.sweep.view import SweepView, table_lines
+
+    recs = [{"name": "E/dqn/seed0", "status": "running", "steps": 120, "steps_total": 300, "steps_per_s": 40.0,
+             "attempts": 1}, {"name": "E/dqn/seed1", "status": "queued", "steps": 0, "steps_total": 300,
+                              "steps_per_s": None, "attempts": 0}]
+    lines = table_lines(recs)
+    assert lines[0] == "2 trials: 1 queued, 1 running, 0 done, 0 failed"
+    assert lines[2].split() == ["E/dqn/seed0", "running", "120/300", "40.0", "1"]
+    term = io.StringIO()
+    view = SweepView(term, tty=True)
+    view.update(recs)
+    view.update(recs)
+    assert term.getvalue().count("\x1b[4F") == 1  # the second table is drawn over the first
+    plain = io.StringIO()
+    view = SweepView(plain, tty=False, every_s=1e9)
+    view.update(recs, force=True)
+    view.update([recs[0], {**recs[1], "status": "failed", "error": "boom"}])
+    out = plain.getvalue().splitlines()
+    assert len(out) == 2 and out[0].endswith("2 trials: 1 queued, 1 running, 0 done, 0 failed")
+    assert out[1].split()[1:3] == ["failed", "E/dqn/seed1"] and out[1].endswith("boom")
