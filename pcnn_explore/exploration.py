@@ -85,7 +85,7 @@ class ExplorationTracker:
                 self.first_success_step = at
 
     def state_dict(self) -> dict:
-        return {"kind": "ExplorationTracker", "cells": [_plain(c) for c in self._cells],
+        return {"kind": "ExplorationTracker", "cells": sorted((_plain(c) for c in self._cells), key=repr),
                 "first_success_step": self.first_success_step, "successes": self.successes, "updates": self.updates}
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:

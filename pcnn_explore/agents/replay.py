@@ -107,10 +107,13 @@ class ReplayBuffer:
             :class:`Batch`; a torch device: frames in a tensor there (:class:`DeviceFrames`) and
             :meth:`sample` returns a :class:`DeviceBatch` whose stacks are gathered on the device.
             :func:`replay_device` picks a CUDA device when the frames fit in its memory.
+        frames: with ``device``, an existing (capacity, C // stack, H, W) uint8 tensor there to keep
+            the frames in (a slice of one tensor shared by the shards of a multi-env replay).
     """
 
     def __init__(self, capacity: int, obs_shape: tuple[int, int, int], stack: int = 1, gamma: float = 0.99,
-                 running_episode: str = "paper", device: str | torch.device | None = None):
+                 running_episode: str = "paper", device: str | torch.device | None = None,
+                 frames: torch.Tensor | None = None):
         if running_episode not in RUNNING_EPISODE_POLICIES:
             raise ValueError(f"running_episode must be one of {RUNNING_EPISODE_POLICIES}, got {running_episode!r}")
         if len(obs_shape) != 3 or obs_shape[0] % stack:
@@ -126,7 +129,7 @@ class ReplayBuffer:
         n = self.capacity
         frame_shape = (self.frame_channels, *self.obs_shape[1:])
         self.device = None if device is None else torch.device(device)
-        self._store = None if self.device is None else DeviceFrames(n, frame_shape, self.device)
+        self._store = None if self.device is None else DeviceFrames(n, frame_shape, self.device, tensor=frames)
         self._frames = np.zeros((n, *frame_shape), np.uint8) if self._store is None else None
         self.action = np.zeros(n, np.int64)
         self.reward = np.zeros(n, np.float32)

@@ -51,10 +51,16 @@ class DeviceFrames:
     staging buffer (pinned on CUDA).
     """
 
-    def __init__(self, capacity: int, frame_shape: tuple[int, ...], device, stage: int = 256):
+    def __init__(self, capacity: int, frame_shape: tuple[int, ...], device, stage: int = 256,
+                 tensor: torch.Tensor | None = None):
         self.device = torch.device(device)
         self.capacity = int(capacity)
-        self.tensor = torch.zeros((self.capacity, *frame_shape), dtype=torch.uint8, device=self.device)
+        if tensor is not None and (tuple(tensor.shape) != (self.capacity, *frame_shape) or tensor.dtype != torch.uint8
+                                   or tensor.device != self.device):
+            raise ValueError(f"tensor must be uint8 of shape {(self.capacity, *frame_shape)} on {self.device}")
+        # ``tensor``: storage to use (e.g. one env's part of a multi-env replay), else a new one
+        self.tensor = tensor if tensor is not None else torch.zeros((self.capacity, *frame_shape), dtype=torch.uint8,
+                                                                    device=self.device)
         cuda = self.device.type == "cuda"
         self._stage_size = max(1, min(int(stage), self.capacity))
         self._stages = [torch.zeros((self._stage_size, *frame_shape), dtype=torch.uint8, pin_memory=cuda)

@@ -109,6 +109,19 @@ class TrainConfig(ExperimentSettings):
                       sticky_actions=0.0),
     }
 
+    @classmethod
+    def preset(cls, profile: str, **overrides: Any) -> "TrainConfig":
+        """The profile's preset, then the env's own defaults (``pcnn_explore.envs.env_defaults``:
+        e.g. DeepSea's short exploration schedule), then ``overrides`` (None: not given)."""
+        from pcnn_explore.envs import env_defaults
+
+        env = overrides.get("env") or cls.env
+        try:
+            defaults = env_defaults(env, profile)
+        except ValueError:
+            defaults = {}  # an unknown env id: validation names it below
+        return super().preset(profile, **{**defaults, **{k: v for k, v in overrides.items() if v is not None}})
+
     def __post_init__(self) -> None:
         if self.mmc_beta is None:
             # The paper: intrinsically motivated agents use MMC (beta 0.1), the baseline DQN does not.

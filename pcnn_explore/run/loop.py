@@ -20,7 +20,8 @@ import numpy as np
 import torch
 
 from pcnn_explore.run.config import TrainConfig
-from pcnn_explore.run.metrics import EpisodeStats, WindowStats, crossed, tensorboard_writer
+from pcnn_explore.exploration import ExplorationTracker
+from pcnn_explore.run.metrics import EpisodeStats, WindowStats, crossed, exploration_columns, tensorboard_writer
 from pcnn_explore.run.envs import Slot, make_pool
 from pcnn_explore.run.scorer import BonusScorer
 from pcnn_explore.run.shards import ReplayShards
@@ -83,8 +84,9 @@ def build(cfg: TrainConfig):
     """(envs, agent, replay, bonus or None), all seeded from ``cfg.seed``."""
     from pcnn_explore.agents.dqn import DQNAgent
     from pcnn_explore.bonus import PseudoCountBonus
+    from pcnn_explore.agents.replay import replay_device
     from pcnn_explore.density import make_density
-    from pcnn_explore.envs import is_atari
+    from pcnn_explore.envs import density_shape, is_atari
 
     random.seed(cfg.seed)
     np.random.seed(cfg.seed % 2**32)
@@ -95,11 +97,13 @@ def build(cfg: TrainConfig):
                      mmc_beta=cfg.mmc_beta, double_q=cfg.double_q, optimizer=cfg.optimizer, lr=cfg.lr,
                      device=cfg.device)
     stack = cfg.frame_stack if cfg.frame_stack is not None else (4 if is_atari(cfg.env) else 1)
+    # on CUDA the replay's frames live on the GPU where they fit, so a batch never crosses PCIe
     replay = ReplayShards(cfg.num_envs, cfg.replay_capacity, obs_shape, stack=stack, gamma=cfg.gamma,
-                          running_episode=cfg.running_episode)
+                          running_episode=cfg.running_episode,
+                          device=replay_device(cfg.device, cfg.replay_capacity, obs_shape, stack))
     bonus = None
     if cfg.bonus != "none":
-        model = make_density(cfg.bonus, lr=cfg.density_lr, device=cfg.device, seed=cfg.seed)
+        model = make_density(cfg.bonus, *density_shape(cfg.env), lr=cfg.density_lr, device=cfg.device, seed=cfg.seed)
         bonus = PseudoCountBonus(model, scale=cfg.pg_scale, schedule=cfg.pg_schedule)
     return envs, agent, replay, bonus
 
@@ -133,7 +137,9 @@ def run_loop(cfg: TrainConfig, start: Resume, progress: bool = True) -> TrainRes
     envs, agent, replay, bonus = build(cfg)
     rng = np.random.default_rng(np.random.SeedSequence([cfg.seed, 0xA6E7]))
     step, episodes, saved, running = 0, 0, start.saved, [None] * cfg.num_envs
+    tracker = ExplorationTracker()
     if saved is not None:
+        tracker.load_state_dict(saved["exploration"])
         agent.load_state_dict(saved["agent"])
         replay.load_state_dict(saved["replay"])
         if bonus is not None:
@@ -144,9 +150,12 @@ def run_loop(cfg: TrainConfig, start: Resume, progress: bool = True) -> TrainRes
     write_settings(cfg)
     slots = []
     for i, r in enumerate(running):  # each env's running episode: resumed, or the next one
-        if r is None:
+        fresh = r is None
+        if fresh:
             r, episodes = {"episode": episodes, "actions": [], "stats": None}, episodes + 1
         obs, info = envs.start(i, episode_seed(cfg.seed, r["episode"]), r["actions"])
+        if fresh:  # a resumed episode's states were counted before the checkpoint
+            tracker.update(info, step)
         stats = EpisodeStats.from_state(r["stats"], agent.device) if r["stats"] else EpisodeStats(agent.device)
         slots.append(Slot(int(r["episode"]), obs, info.get("density_frame"), stats, [int(a) for a in r["actions"]]))
     shapes = {"obs_shape": list(envs.observation_space.shape), "n_actions": int(envs.action_space.n)}
@@ -156,8 +165,8 @@ def run_loop(cfg: TrainConfig, start: Resume, progress: bool = True) -> TrainRes
     def checkpoint() -> None:
         config = cfg.to_dict()
         writer.submit({"config": config, "step": step, "episodes": episodes, **shapes,
-                              "running": [s.state() for s in slots], "agent": agent.state_dict(),
-                              "replay": replay.state_dict(), "rng": rng_states(rng),
+                              "running": [s.state() if s is not None else None for s in slots], "agent": agent.state_dict(),
+                              "replay": replay.state_dict(), "rng": rng_states(rng), "exploration": tracker.state_dict(),
                               "bonus": bonus.state_dict() if bonus is not None else None},
                         {"config": config, "step": step, **shapes, "q": agent.q.state_dict()})
 
@@ -204,20 +213,25 @@ def run_loop(cfg: TrainConfig, start: Resume, progress: bool = True) -> TrainRes
                            next_obs, end)
                 slot.stats.add_step(reward, record)
                 win.add_step(record)
+                tracker.update(info, step)
                 slot.obs, slot.frame = next_obs, info.get("density_frame")
                 slot.actions.append(int(actions[i]))
                 if end:
-                    log.write(slot.stats.row(step, slot.episode, bool(terminated or truncated), epsilon,
-                                             time.perf_counter() - t0, bonus is not None))
+                    log.write({**slot.stats.row(step, slot.episode, bool(terminated or truncated), epsilon,
+                                                time.perf_counter() - t0, bonus is not None),
+                               **exploration_columns(tracker)})
                     for name, value in (("episodic_return", slot.stats.ret), ("episodic_length", slot.stats.length),
                                         ("intrinsic_return", slot.stats.intr)):
                         tb.add_scalar(f"charts/{name}", value, step)
                     if step < cfg.steps:
                         obs, info = envs.start(i, episode_seed(cfg.seed, episodes))
+                        tracker.update(info, step)
                         slots[i], episodes = Slot(episodes, obs, info.get("density_frame"),
                                                   EpisodeStats(agent.device)), episodes + 1
+                    else:  # the budget cut this episode: a longer resumed run starts the next one
+                        slots[i] = None
             if crossed(before, step, cfg.log_every):
-                win.write(tb, step, epsilon, bonus is not None)
+                win.write(tb, step, epsilon, bonus is not None, tracker)
             if bar is not None:
                 bar.update(cfg.num_envs)
             if step >= cfg.steps or crossed(last_checkpoint, step, cfg.checkpoint_interval):

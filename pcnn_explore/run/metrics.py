@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-__all__ = ["EpisodeStats", "WindowStats", "tensorboard_writer", "crossed"]
+__all__ = ["EpisodeStats", "WindowStats", "tensorboard_writer", "crossed", "exploration_columns"]
 
 
 def crossed(before: int, after: int, every: int) -> bool:
@@ -22,6 +22,13 @@ def crossed(before: int, after: int, every: int) -> bool:
     which stays right when the step count advances by more than one at a time.
     """
     return every > 0 and after // every > before // every
+
+
+def exploration_columns(tracker) -> dict:
+    """The run's exploration measures so far, for ``log.csv`` (NaN where the env exposes none):
+    distinct cells (rooms) visited, and the agent step of the first success."""
+    return {"distinct_cells": float(tracker.distinct_cells) if tracker.distinct_cells else math.nan,
+            "first_success_step": math.nan if tracker.first_success_step is None else float(tracker.first_success_step)}
 
 
 class EpisodeStats:
@@ -86,9 +93,13 @@ class WindowStats:
         self.loss += loss
         self.n_loss += 1
 
-    def write(self, tb, step: int, epsilon: float, with_bonus: bool) -> None:
+    def write(self, tb, step: int, epsilon: float, with_bonus: bool, tracker=None) -> None:
         """Write the window's scalars at ``step`` and start a new window."""
         n = max(1, self.n)
+        if tracker is not None:
+            for name, value in exploration_columns(tracker).items():
+                if math.isfinite(value):
+                    tb.add_scalar(f"exploration/{name}", value, step)
         if with_bonus:
             tb.add_scalar("bonus/prediction_gain", self.pg / n, step)
             tb.add_scalar("bonus/intrinsic_reward", self.intr / n, step)

@@ -9,17 +9,28 @@ sampling is exactly the single buffer's.
 from __future__ import annotations
 
 import numpy as np
+import torch
 
-from pcnn_explore.agents.replay import Batch, ReplayBuffer
+from pcnn_explore.agents.replay import Batch, DeviceBatch, ReplayBuffer
 
 __all__ = ["ReplayShards"]
 
 
 class ReplayShards:
-    def __init__(self, n: int, capacity: int, obs_shape, stack: int, gamma: float, running_episode: str):
+    """N replay shards; with a ``device`` their frames are slices of one tensor there, so a batch
+    drawn from several shards is still one :class:`DeviceBatch` gathered on the device."""
+
+    def __init__(self, n: int, capacity: int, obs_shape, stack: int, gamma: float, running_episode: str,
+                 device: str | None = None):
         per_env = -(-int(capacity) // int(n))
-        self.shards = [ReplayBuffer(per_env, obs_shape, stack=stack, gamma=gamma, running_episode=running_episode)
-                       for _ in range(int(n))]
+        self.per_env, self.frames = per_env, None
+        if device is not None:
+            c, h, w = obs_shape
+            self.frames = torch.zeros((per_env * int(n), c // stack, h, w), dtype=torch.uint8, device=device)
+        self.shards = [ReplayBuffer(per_env, obs_shape, stack=stack, gamma=gamma, running_episode=running_episode,
+                                    device=device,
+                                    frames=None if self.frames is None else self.frames[i * per_env:(i + 1) * per_env])
+                       for i in range(int(n))]
 
     def add(self, i: int, *transition) -> None:
         """Store a transition of env ``i`` (the arguments of :meth:`ReplayBuffer.add`)."""
@@ -34,8 +45,15 @@ class ReplayShards:
         ready = [s for s in self.shards if s.can_sample()]
         sizes = np.array([min(s.written, s.capacity) for s in ready], np.float64)
         counts = rng.multinomial(batch_size, sizes / sizes.sum())
-        parts = [s.sample(int(c), rng) for s, c in zip(ready, counts) if c]
-        return Batch(*(np.concatenate([getattr(p, f) for p in parts]) for f in Batch.__dataclass_fields__))
+        parts = [(self.shards.index(s), s.sample(int(c), rng)) for s, c in zip(ready, counts) if c]
+        if self.frames is None:
+            return Batch(*(np.concatenate([getattr(p, f) for _, p in parts]) for f in Batch.__dataclass_fields__))
+        # each part's sample() sent its shard's staged frames; slots become rows of the shared tensor
+        slots = {f: np.concatenate([getattr(p, f) + i * self.per_env for i, p in parts])
+                 for f in ("obs_slots", "next_slots")}
+        rest = {f: np.concatenate([getattr(p, f) for _, p in parts]) for f in ("action", "reward", "done", "mc_return",
+                                                                               "index")}
+        return DeviceBatch(frames=self.frames, **slots, **rest)
 
     def state_dict(self) -> dict:
         return {"shards": [s.state_dict() for s in self.shards]}

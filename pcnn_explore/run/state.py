@@ -5,6 +5,8 @@ Files in ``out_dir``:
 - ``log.csv``: one row per episode (:data:`LOG_COLUMNS`; ``step`` is the agent step at which the
   episode ended, ``length`` its agent steps; the last row of a run whose budget ends mid-episode
   has ``complete = 0``). The lengths add up to the steps run, each step exactly once.
+  ``distinct_cells`` (cells or rooms visited by the run so far) and ``first_success_step`` come
+  from envs that expose ``info["cell"]`` / ``info["success"]`` (DeepSea, MiniGrid, Montezuma), else NaN.
 - ``settings.json``: the resolved :class:`~pcnn_explore.run.config.TrainConfig` of the latest start.
 - ``checkpoint.pt``: everything needed to continue (networks, optimisers, density model, replay,
   RNG states, counters), written atomically; loaded with ``torch.load(weights_only=True)``.
@@ -39,7 +41,7 @@ __all__ = ["LOG_COLUMNS", "CHECKPOINT", "POLICY", "LOG", "SETTINGS", "FORMAT", "
            "Policy", "load_policy", "write_settings", "snapshot", "CheckpointWriter"]
 
 LOG_COLUMNS = ("step", "episode", "return", "length", "complete", "intrinsic_return", "intrinsic_mean",
-               "prediction_gain_mean", "epsilon", "td_loss", "wall_seconds")
+               "prediction_gain_mean", "epsilon", "td_loss", "wall_seconds", "distinct_cells", "first_success_step")
 CHECKPOINT, POLICY, LOG, SETTINGS = "checkpoint.pt", "policy.pt", "log.csv", "settings.json"
 FORMAT = 2  # 2: replay in per-env shards, running episodes stored per env
 
