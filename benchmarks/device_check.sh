@@ -8,7 +8,7 @@
 # bench_N.json and bench_N.txt under OUT_DIR.
 set -uo pipefail
 out=${1:?usage: device_check.sh OUT_DIR [STEPS]}
-steps=${2:-8000}
+steps=${2:-6000}
 mkdir -p "$out"
 if [ -d .whl ]; then
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
@@ -21,5 +21,5 @@ nvidia-smi --query-gpu=name,memory.total --format=csv,noheader | tee "$out/devic
 timeout 240 python3 benchmarks/gpu_check.py 2>&1 | tee "$out/gpu_check.txt"
 for n in 1 8 16; do
   timeout 240 python3 benchmarks/bench_agent.py --device cuda --num-envs "$n" --steps "$steps" \
-    --learning-starts 2000 --repeats 1 --json "$out/bench_$n.json" 2>&1 | grep -v "A.L.E\|Stella" | tee "$out/bench_$n.txt"
+    --learning-starts 1500 --repeats 1 --variants "${VARIANTS:-dqn_pixelcnn_thread}" --json "$out/bench_$n.json" 2>&1 | grep -v "A.L.E\|Stella" | tee "$out/bench_$n.txt"
 done
