@@ -177,13 +177,14 @@ def connect(address: str | None = None, num_cpus: int | None = None, num_gpus: i
 
 
 def _tail_step(log: Path) -> int:
-    """The agent step of the last row of a training log (0 if none), reading only its end."""
+    """The agent step of the last row of a training log (0 if none), reading only its header and end."""
     try:
         with open(log, "rb") as f:
+            column = f.readline().decode().strip().split(",").index("step")
             f.seek(0, os.SEEK_END)
             f.seek(max(0, f.tell() - 4096))
-            lines = f.read().decode(errors="replace").strip().splitlines()
-        return int(lines[-1].split(",", 1)[0])
+            last = f.read().decode(errors="replace").strip().splitlines()[-1]
+        return int(last.split(",")[column])
     except (OSError, ValueError, IndexError):  # no log yet, or only its header
         return 0
 
