@@ -185,7 +185,7 @@ def test_load_run_reads_a_log_and_cuts_at_a_step(tmp_path):
         vals = dict(step=step, episode=ep, length=length, complete=complete, epsilon=0.1, wall_seconds=wall,
                     intrinsic_return=0.0, intrinsic_mean=0.0, prediction_gain_mean="nan", td_loss="nan")
         vals["return"] = ret
-        lines.append(",".join(str(vals[c]) for c in LOG_COLUMNS))
+        lines.append(",".join(str(vals.get(c, "nan")) for c in LOG_COLUMNS))
     (tmp_path / "log.csv").write_text("\n".join(lines) + "\n")
     r = load_run(tmp_path)
     assert r.spec == spec
@@ -485,7 +485,7 @@ def _write_log(folder, episodes, steps):
                  epsilon=0.1, wall_seconds=1.0, intrinsic_return=0.0, intrinsic_mean=0.0,
                  prediction_gain_mean="nan", td_loss="nan")
         v["return"] = ret
-        lines.append(",".join(str(v[c]) for c in LOG_COLUMNS))
+        lines.append(",".join(str(v.get(c, "nan")) for c in LOG_COLUMNS))
         last = step
     (folder / "log.csv").write_text("\n".join(lines) + "\n")
 

@@ -23,7 +23,7 @@ def _log(folder: Path, episodes: list[tuple[int, float]], steps: int) -> None:
         v = dict(step=step, episode=i, length=step - last, complete=complete, epsilon=0.1, wall_seconds=1.0,
                  intrinsic_return=0.0, intrinsic_mean=0.0, prediction_gain_mean="nan", td_loss="nan")
         v["return"] = ret
-        lines.append(",".join(str(v[c]) for c in LOG_COLUMNS))
+        lines.append(",".join(str(v.get(c, "nan")) for c in LOG_COLUMNS))
         last = step
     (folder / "log.csv").write_text("\n".join(lines) + "\n")
 
