@@ -123,6 +123,10 @@ def run_cli(args: argparse.Namespace) -> int:
                              info={"figure": grid.figure, "profile": grid.profile})
     except (SweepError, ValueError, TypeError, OSError) as e:
         return _fail(str(e))
+    except KeyboardInterrupt:
+        print(f"{_PROG}: interrupted; the same command resumes the unfinished trials from their checkpoints",
+              file=sys.stderr)
+        return 130
     failed = [r for r in records if r["status"] == "failed"]
     for r in failed:
         print(f"{_PROG}: failed: {r['name']}: {r['error']}", file=sys.stderr)
