@@ -56,7 +56,7 @@ class DeviceFrames:
         self.device = torch.device(device)
         self.capacity = int(capacity)
         if tensor is not None and (tuple(tensor.shape) != (self.capacity, *frame_shape) or tensor.dtype != torch.uint8
-                                   or tensor.device != self.device):
+                                   or tensor.device.type != self.device.type):
             raise ValueError(f"tensor must be uint8 of shape {(self.capacity, *frame_shape)} on {self.device}")
         # ``tensor``: storage to use (e.g. one env's part of a multi-env replay), else a new one
         self.tensor = tensor if tensor is not None else torch.zeros((self.capacity, *frame_shape), dtype=torch.uint8,
