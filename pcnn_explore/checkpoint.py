@@ -20,7 +20,21 @@ from pcnn_explore.atomic import atomic_write
 _NDARRAY = "__ndarray__"
 
 
+class Deferred:
+    """Work to do when the state is saved, not when it is taken: ``Deferred(fn, *args)`` is saved
+    as ``fn(*args)``. A checkpoint written in the background compresses its replay there, while the
+    loop trains on (the arguments must be copies that training does not change)."""
+
+    def __init__(self, fn, *args, **kwargs):
+        self.fn, self.args, self.kwargs = fn, args, kwargs
+
+    def resolve(self) -> Any:
+        return self.fn(*self.args, **self.kwargs)
+
+
 def _encode(obj: Any) -> Any:
+    if isinstance(obj, Deferred):
+        return _encode(obj.resolve())
     if isinstance(obj, np.ndarray):
         return {_NDARRAY: torch.from_numpy(np.ascontiguousarray(obj))}
     if isinstance(obj, np.generic):

@@ -295,8 +295,11 @@ class ReplayBuffer:
     _EMPTY = {"episode_id": -1}  # value of a never-written slot (others: 0 / False)
     FORMAT = 2
 
-    def state_dict(self) -> dict:
+    def state_dict(self, defer: bool = False) -> dict:
         """Everything needed to continue exactly, for the filled slots only.
+
+        ``defer``: copy the frames now but compress them when the checkpoint is written
+        (:class:`pcnn_explore.checkpoint.Deferred`), e.g. in a background writer thread.
 
         Slots [0, filled) with filled = min(written, capacity) hold data (later slots are empty),
         so a 1M-slot replay holding 12K transitions saves 12K slots. The per-slot arrays (``action``,
@@ -307,8 +310,14 @@ class ReplayBuffer:
         """
         n = min(self.written, self.capacity)
         frames = self._frames[:n] if self._store is None else self._store.read(0, n)
+        if defer:
+            from pcnn_explore.checkpoint import Deferred
+
+            frames_z = Deferred(pack, frames.copy() if self._store is None else frames, delta=True)
+        else:
+            frames_z = pack(frames, delta=True)
         d = {name: getattr(self, name)[:n].copy() for name in self._ARRAYS}
-        d.update(format=self.FORMAT, filled=n, frames_z=pack(frames, delta=True), cursor=self.cursor,
+        d.update(format=self.FORMAT, filled=n, frames_z=frames_z, cursor=self.cursor,
                  written=self.written, n_episodes=self.n_episodes, open=self._open,
                  episode_slots=np.asarray(self._episode_slots, np.int64), capacity=self.capacity,
                  obs_shape=list(self.obs_shape), stack=self.stack, gamma=self.gamma,

@@ -166,7 +166,7 @@ def run_loop(cfg: TrainConfig, start: Resume, progress: bool = True) -> TrainRes
         config = cfg.to_dict()
         writer.submit({"config": config, "step": step, "episodes": episodes, **shapes,
                               "running": [s.state() if s is not None else None for s in slots], "agent": agent.state_dict(),
-                              "replay": replay.state_dict(), "rng": rng_states(rng), "exploration": tracker.state_dict(),
+                              "replay": replay.state_dict(defer=True), "rng": rng_states(rng), "exploration": tracker.state_dict(),
                               "bonus": bonus.state_dict() if bonus is not None else None},
                         {"config": config, "step": step, **shapes, "q": agent.q.state_dict()})
 

@@ -55,8 +55,9 @@ class ReplayShards:
                                                                                "index")}
         return DeviceBatch(frames=self.frames, **slots, **rest)
 
-    def state_dict(self) -> dict:
-        return {"shards": [s.state_dict() for s in self.shards]}
+    def state_dict(self, defer: bool = False) -> dict:
+        """The shards' states; ``defer``: frames compressed when saved (see ReplayBuffer.state_dict)."""
+        return {"shards": [s.state_dict(defer=defer) for s in self.shards]}
 
     def load_state_dict(self, d: dict) -> None:
         if len(d["shards"]) != len(self.shards):
