@@ -11,6 +11,7 @@ import torch
 
 from pcnn_explore.density import REGISTRY, make_density
 from pcnn_explore.density.pixelcnn import PixelCNN, PixelCNNDensity, causal_offsets, learning_rate
+from test_pixelcnn import _autograd_reference_update  # the paper's update read directly (autograd)
 
 
 @pytest.fixture(autouse=True)
@@ -58,24 +59,6 @@ def test_before_training_the_bias_network_is_the_papers_network():
     (before_paper, after_paper), (before_bias, after_bias) = paper.update(frames[0]), biased.update(frames[0])
     assert before_paper == before_bias  # the same function before the first step
     assert after_bias != after_paper  # after it the bias has learned something too
-
-
-def _autograd_reference_update(net, opt, frame, levels, lr):
-    t = torch.from_numpy(frame.reshape(1, -1)).long()
-    x = t.double() / (levels - 1)
-
-    def log_rho():
-        return torch.log_softmax(net(x), dim=-1).gather(-1, t.unsqueeze(-1)).sum()
-
-    before = log_rho()
-    for group in opt.param_groups:
-        group["lr"] = lr
-    opt.zero_grad()
-    (-before).backward()
-    opt.step()
-    with torch.no_grad():
-        after = log_rho()
-    return before.item(), after.item()
 
 
 def test_update_equals_an_autograd_step_with_torch_rmsprop():
