@@ -17,6 +17,14 @@ Policies
   Dirichlet(``BIASED_CONCENTRATION``), so some phases favour a few actions strongly. This is the
   non-stationary data of the paper's Fig. 2 (left), where "the agent's policy changes every 4K
   updates".
+- ``"explorer"`` (Montezuma's Revenge): an open-loop route through rooms 1, 2, 6 and 5 with
+  random branches, played from emulator states cloned and restored along the route
+  (:mod:`pcnn_explore.stream_policies`); needs ``sticky_actions=0``.
+- ``"checkpoint:PATH"``: a trained agent (``pcnn_explore.train.load_policy(PATH)``) in the env
+  it was trained on; the settings hold the policy file's content hash.
+
+Streams of the last two also carry ``rooms`` (RAM address 3 in Montezuma, else -1) and
+``in_branch`` (the explorer's random branches); the others have None there.
 
 Caching
 -------
@@ -51,7 +59,7 @@ from pcnn_explore.frames import DENSITY_HEIGHT, DENSITY_LEVELS, DENSITY_WIDTH, t
 __all__ = ["FrameStream", "POLICIES", "BIASED_CONCENTRATION", "load_stream", "generate_stream",
            "stream_settings", "stream_path", "prefix", "draw_actions", "frames_fingerprint", "default_cache_dir", "check_game"]
 
-POLICIES = ("random", "biased")
+POLICIES = ("random", "biased", "explorer", "checkpoint:PATH")
 #: Dirichlet concentration of the per-phase action probabilities of the "biased" policy.
 BIASED_CONCENTRATION = 0.5
 #: Bumped whenever the stream's content for given settings would change.
@@ -67,10 +75,14 @@ class FrameStream:
     actions:        (N,) int64, index into the game's minimal action set
     rewards:        (N,) float32, unclipped game reward of ``actions[i]``
     phases:         (N,) int64, index of the policy phase (all 0 for "random")
-    action_probs:   (n_phases, n_actions) float64, each phase's action probabilities
+    action_probs:   (n_phases, n_actions) float64, each phase's action probabilities (NaN for the
+                    explorer and checkpoint policies, which follow no fixed distribution)
     settings:       the generating settings (game, n_frames, seed, policy, ...)
     path:           the cache file, or None when not cached
     from_cache:     True when read from an existing valid cache file
+    rooms:          (N,) int16 room of each frame (Montezuma, RAM address 3; -1 in other games), or
+                    None for the random and biased policies
+    in_branch:      (N,) bool, True on the explorer's random branches, or None (random, biased)
     """
 
     frames: np.ndarray
@@ -82,6 +94,8 @@ class FrameStream:
     settings: dict[str, Any]
     path: Path | None = None
     from_cache: bool = False
+    rooms: np.ndarray | None = None
+    in_branch: np.ndarray | None = None
 
     def __len__(self) -> int:
         return int(self.frames.shape[0])
@@ -129,8 +143,11 @@ def _check_int(name: str, value: object, minimum: int) -> int:
 
 def stream_settings(game: str, n_frames: int, seed: int = 0, policy: str = "random",
                     switch_every: int | None = None, frameskip: int = 4,
-                    sticky_actions: float = 0.25) -> dict[str, Any]:
+                    sticky_actions: float | None = None) -> dict[str, Any]:
     """Validate the settings of a stream and return them as a dict (what the cache file stores).
+
+    ``sticky_actions`` None means 0 for the explorer (an open-loop route) and 0.25 (the ALE v5
+    default) otherwise; a checkpoint's streams use the value its agent was trained with.
 
     Raises TypeError/ValueError naming the bad setting before any environment is built.
     """
@@ -140,8 +157,26 @@ def stream_settings(game: str, n_frames: int, seed: int = 0, policy: str = "rand
     n_frames = _check_int("n_frames", n_frames, 1)
     seed = _check_int("seed", seed, 0)
     frameskip = _check_int("frameskip", frameskip, 1)
-    if policy not in POLICIES:
+    extra: dict[str, Any] = {}
+    if sticky_actions is None:
+        sticky_actions = 0.0 if policy == "explorer" else 0.25
+    if not isinstance(policy, str) or (policy not in POLICIES[:3] and not policy.startswith("checkpoint:")):
         raise ValueError(f"unknown policy {policy!r}: choose one of {', '.join(POLICIES)}")
+    if policy == "explorer":
+        from pcnn_explore import stream_policies as sp
+
+        if game not in sp.EXPLORER_GAMES:
+            raise ValueError(f"policy 'explorer' has a route for {', '.join(sp.EXPLORER_GAMES)} only, not {game!r}; "
+                             "use 'random', 'biased' or 'checkpoint:PATH' (a trained agent)")
+        if float(sticky_actions) != 0.0:
+            raise ValueError("policy 'explorer' plays an open-loop route and needs sticky_actions=0, "
+                             f"got {sticky_actions}")
+        extra = {"route": sp.route_fingerprint(), "branch_every": sp.BRANCH_EVERY, "branch_length": sp.BRANCH_LENGTH}
+    elif policy.startswith("checkpoint:"):
+        from pcnn_explore import stream_policies as sp
+
+        extra = sp.checkpoint_settings(policy[len("checkpoint:"):], game)
+        sticky_actions = extra.pop("sticky_actions")  # the env the agent was trained in
     if policy == "biased":
         if switch_every is None:
             raise ValueError("policy='biased' needs switch_every (agent steps per policy phase), "
@@ -160,7 +195,7 @@ def stream_settings(game: str, n_frames: int, seed: int = 0, policy: str = "rand
         "sticky_actions": float(sticky_actions),
         "concentration": BIASED_CONCENTRATION if policy == "biased" else None,
         "height": DENSITY_HEIGHT, "width": DENSITY_WIDTH, "levels": DENSITY_LEVELS,
-        "ale_py": ale_py.__version__, "frames": frames_fingerprint(), "format": STREAM_FORMAT,
+        "ale_py": ale_py.__version__, "frames": frames_fingerprint(), "format": STREAM_FORMAT, **extra,
     }
 
 
@@ -204,6 +239,8 @@ def stream_path(settings: dict[str, Any], cache_dir: str | os.PathLike | None = 
     root = Path(cache_dir).expanduser() if cache_dir is not None else default_cache_dir()
     s = settings
     policy = s["policy"] + (f"{s['switch_every']}" if s["policy"] == "biased" else "")
+    if s["policy"].startswith("checkpoint:"):
+        policy = f"checkpoint-{s['checkpoint_sha1']}"
     name = (f"{s['game']}_n{s['n_frames']}_seed{s['seed']}_{policy}_fs{s['frameskip']}"
             f"_sticky{s['sticky_actions']:g}_v{s['format']}.npz")
     return root / "streams" / name
@@ -233,6 +270,8 @@ def generate_stream(settings: dict[str, Any], progress: bool = False) -> FrameSt
     import ale_py
     import gymnasium
 
+    if settings["policy"] == "explorer" or settings["policy"].startswith("checkpoint:"):
+        return _generate_moving(settings, progress)
     gymnasium.register_envs(ale_py)
     n = settings["n_frames"]
     env = gymnasium.make(f"ALE/{settings['game']}-v5", frameskip=settings["frameskip"],
@@ -273,14 +312,27 @@ def generate_stream(settings: dict[str, Any], progress: bool = False) -> FrameSt
                        rewards=rewards, phases=phases, action_probs=probs, settings=dict(settings))
 
 
+def _generate_moving(settings: dict[str, Any], progress: bool) -> FrameStream:
+    """The explorer's or a checkpoint's stream (:mod:`pcnn_explore.stream_policies`)."""
+    from pcnn_explore import stream_policies as sp
+
+    play = sp.play_explorer if settings["policy"] == "explorer" else sp.play_checkpoint
+    arrays = play(settings, progress=progress)
+    n_actions = arrays.pop("n_actions")
+    return FrameStream(**arrays, phases=np.zeros(settings["n_frames"], np.int64),
+                       action_probs=np.full((1, n_actions), np.nan), settings=dict(settings))
+
+
 _ARRAYS = ("frames", "episode_starts", "actions", "rewards", "phases", "action_probs")
+_OPTIONAL = ("rooms", "in_branch")
 
 
 def _save(stream: FrameStream, path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     with atomic_write(path) as f:
         np.savez_compressed(f, settings=np.array(json.dumps(stream.settings, sort_keys=True)),
-                            **{k: getattr(stream, k) for k in _ARRAYS})
+                            **{k: getattr(stream, k) for k in _ARRAYS},
+                            **{k: getattr(stream, k) for k in _OPTIONAL if getattr(stream, k) is not None})
 
 
 def _load_valid(path: Path, settings: dict[str, Any]) -> FrameStream | None:
@@ -293,12 +345,14 @@ def _load_valid(path: Path, settings: dict[str, Any]) -> FrameStream | None:
             if stored != json.loads(json.dumps(settings, sort_keys=True)):
                 return None
             arrays = {k: data[k] for k in _ARRAYS}
+            arrays.update({k: data[k] for k in _OPTIONAL if k in data.files})
     except Exception:  # corrupt, truncated, missing keys, not an npz: regenerate
         return None
     n = settings["n_frames"]
     shapes_ok = (arrays["frames"].shape == (n, settings["height"], settings["width"])
                  and arrays["frames"].dtype == np.uint8
-                 and all(arrays[k].shape == (n,) for k in ("episode_starts", "actions", "rewards", "phases"))
+                 and all(arrays[k].shape == (n,) for k in ("episode_starts", "actions", "rewards", "phases", *_OPTIONAL)
+                         if k in arrays)
                  and n > 0 and bool(arrays["episode_starts"][0])
                  and int(arrays["frames"].max(initial=0)) < settings["levels"])
     if not shapes_ok:
@@ -317,6 +371,7 @@ def prefix(stream: FrameStream, n_frames: int) -> FrameStream:
         stream, frames=stream.frames[:n_frames], episode_starts=stream.episode_starts[:n_frames],
         actions=stream.actions[:n_frames], rewards=stream.rewards[:n_frames],
         phases=stream.phases[:n_frames], action_probs=stream.action_probs[:n_phases],
+        **{k: getattr(stream, k)[:n_frames] for k in _OPTIONAL if getattr(stream, k) is not None},
         settings={**stream.settings, "n_frames": n_frames})
 
 
@@ -343,14 +398,15 @@ _N_IN_NAME = re.compile(r"^n(\d+)_")
 
 
 def load_stream(game: str, n_frames: int, seed: int = 0, policy: str = "random",
-                switch_every: int | None = None, frameskip: int = 4, sticky_actions: float = 0.25,
+                switch_every: int | None = None, frameskip: int = 4, sticky_actions: float | None = None,
                 cache_dir: str | os.PathLike | None = None, progress: bool = False) -> FrameStream:
     """The stream of ``n_frames`` agent steps of ``game`` under ``policy``: from the cache when a
     valid file with identical settings exists (or the prefix of a valid cached longer stream with
     otherwise identical settings), else generated, cached and returned.
 
     ``game`` is an ALE name ('Freeway', 'Pong', 'MontezumaRevenge', ...); the environment is
-    ``gymnasium.make("ALE/<game>-v5", frameskip=frameskip, repeat_action_probability=sticky_actions)``.
+    ``gymnasium.make("ALE/<game>-v5", frameskip=frameskip, repeat_action_probability=sticky_actions)``;
+    ``sticky_actions`` None: 0 for the explorer, else 0.25. ``policy``: see the module docstring.
     Bad settings raise TypeError/ValueError before anything is generated or written.
     """
     settings = stream_settings(game, n_frames, seed, policy, switch_every, frameskip, sticky_actions)
