@@ -176,7 +176,7 @@ def test_resume_drops_log_rows_written_after_the_checkpoint(tmp_path):
     path = Path(cfg.out_dir) / "log.csv"
     clean = path.read_text()
     # a crash after the checkpoint leaves rows the checkpoint does not know about
-    path.write_text(clean + "170,99,0.5,20,1,0,0,nan,0.1,0.1,1.0,nan,nan\n")
+    path.write_text(clean + "170,99,0.5,20,1,0,0,nan,0.1,0.1,1.0,nan,nan,0\n")
     assert read_log(cfg.out_dir)["step"][-1] == 170
     result = train(smoke(tmp_path, steps=200), resume=True, progress=False)
     assert result.steps == 200 and path.read_text().startswith(clean)

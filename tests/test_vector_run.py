@@ -104,3 +104,21 @@ def test_batched_epsilon_greedy_draws_like_one_act_per_env(epsilon):
     want = [agent.act(o, epsilon, a) for o in obs]
     assert epsilon_greedy(agent, obs, epsilon, b) == want
     assert a.random() == b.random()  # the same draws were consumed
+
+
+def test_bonus_fraction_updates_the_model_on_a_seeded_share_of_steps(tmp_path):
+    runs = {}
+    for name, fraction in (("quarter", 0.25), ("quarter_again", 0.25), ("all", 1.0)):
+        cfg = TrainConfig.preset("smoke", env=ENV, bonus="cts", steps=400, seed=5, tensorboard=False,
+                                 bonus_fraction=fraction, out_dir=str(tmp_path / name), num_envs=2)
+        train(cfg, progress=False)
+        runs[name] = (read_log(cfg.out_dir), load(Path(cfg.out_dir) / "checkpoint.pt"))
+    log, ck = runs["quarter"]
+    n = ck["bonus"]["n"]
+    assert log["density_updates"][-1] == n and 60 <= n <= 140  # about a quarter of 400 (binomial sd ~ 9)
+    assert np.all(np.diff(log["density_updates"]) >= 0)
+    np.testing.assert_array_equal(log["density_updates"], runs["quarter_again"][0]["density_updates"])  # seeded
+    assert runs["all"][1]["bonus"]["n"] == 400 and runs["all"][0]["density_updates"][-1] == 400
+    none = TrainConfig.preset("smoke", env=ENV, steps=100, tensorboard=False, out_dir=str(tmp_path / "none"))
+    train(none, progress=False)
+    assert (read_log(none.out_dir)["density_updates"] == 0).all()

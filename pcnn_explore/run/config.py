@@ -27,6 +27,7 @@ INT_LOWS = {"steps": 1, "batch_size": 1, "train_every": 1, "target_update_every"
 #: real-valued settings -> (low, high)
 NUMBER_RANGES = {"mmc_beta": (0.0, 1.0), "gamma": (0.0, 1.0), "epsilon_start": (0.0, 1.0),
                  "epsilon_end": (0.0, 1.0), "sticky_actions": (0.0, 1.0), "pg_scale": (0.0, math.inf),
+                 "bonus_fraction": (0.0, 1.0),
                  "lr": (1e-12, math.inf), "density_lr": (1e-12, math.inf)}
 #: settings that may change between a run and its resumption (the rest must match the checkpoint)
 RESUMABLE_CHANGES = ("steps", "checkpoint_every", "device", "out_dir", "log_every", "tensorboard", "num_threads",
@@ -56,6 +57,7 @@ class TrainConfig(ExperimentSettings):
     mmc_beta: float | None = None  # beta of the mixed Monte Carlo target; auto: 0.1 with a bonus, 0 without (the paper's)
     pg_scale: float = 0.1  # c in r+ = (exp(c n^-1/2 PG+) - 1)^-1/2
     pg_schedule: str = "inverse_sqrt"  # decay of c over density-model updates n
+    bonus_fraction: float = 1.0  # share of agent steps, drawn at random (seeded), on which the density model is updated and r+ added; n counts updates
     scored_frame: str = "state"  # the frame the density model scores: the state acted in (the paper's), or the next
     intrinsic_only: bool = False  # learn from r+ alone (the extrinsic return is still logged)
     double_q: bool = False  # double Q-learning (the paper: regular Q-learning)

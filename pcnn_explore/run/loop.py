@@ -136,6 +136,7 @@ def run_loop(cfg: TrainConfig, start: Resume, progress: bool = True) -> TrainRes
         torch.set_num_threads(cfg.num_threads)
     envs, agent, replay, bonus = build(cfg)
     rng = np.random.default_rng(np.random.SeedSequence([cfg.seed, 0xA6E7]))
+    scored_rng = np.random.default_rng(np.random.SeedSequence([cfg.seed, 0xB0B5]))  # which steps get a bonus
     step, episodes, saved, running = 0, 0, start.saved, [None] * cfg.num_envs
     tracker = ExplorationTracker()
     if saved is not None:
@@ -144,8 +145,9 @@ def run_loop(cfg: TrainConfig, start: Resume, progress: bool = True) -> TrainRes
         replay.load_state_dict(saved["replay"])
         if bonus is not None:
             bonus.load_state_dict(saved["bonus"])
-        restore_rng_states(rng, saved["rng"])
+        restore_rng_states(rng, saved["rng"], scored=scored_rng)
         step, episodes, running = int(saved["step"]), int(saved["episodes"]), saved["running"]
+    density_updates = bonus.n if bonus is not None else 0  # counted here: a worker thread may be ahead
     truncate_log(out / "log.csv", step)  # rows after the checkpoint are dropped; a fresh run starts empty
     write_settings(cfg)
     slots = []
@@ -166,7 +168,7 @@ def run_loop(cfg: TrainConfig, start: Resume, progress: bool = True) -> TrainRes
         config = cfg.to_dict()
         writer.submit({"config": config, "step": step, "episodes": episodes, **shapes,
                               "running": [s.state() if s is not None else None for s in slots], "agent": agent.state_dict(),
-                              "replay": replay.state_dict(defer=True), "rng": rng_states(rng), "exploration": tracker.state_dict(),
+                              "replay": replay.state_dict(defer=True), "rng": rng_states(rng, scored=scored_rng), "exploration": tracker.state_dict(),
                               "bonus": bonus.state_dict() if bonus is not None else None},
                         {"config": config, "step": step, **shapes, "q": agent.q.state_dict()})
 
@@ -186,11 +188,14 @@ def run_loop(cfg: TrainConfig, start: Resume, progress: bool = True) -> TrainRes
         while step < cfg.steps:
             epsilon = epsilon_at(cfg, step)
             actions = epsilon_greedy(agent, [s.obs for s in slots], epsilon, rng)
-            pending = [scorer.submit(s.frame) if scorer is not None and cfg.scored_frame == "state" else None
-                       for s in slots]
+            # bonus_fraction < 1 (Reactor's sub-sampling): the model trains, and r+ is added, on a random share of steps
+            scored = [scorer is not None and (cfg.bonus_fraction >= 1.0 or scored_rng.random() < cfg.bonus_fraction)
+                      for _ in slots]
+            pending = [scorer.submit(s.frame) if take and cfg.scored_frame == "state" else None
+                       for s, take in zip(slots, scored)]
             results = envs.step(actions)
-            if scorer is not None and cfg.scored_frame == "next_state":
-                pending = [scorer.submit(r[4].get("density_frame")) for r in results]
+            if cfg.scored_frame == "next_state":
+                pending = [scorer.submit(r[4].get("density_frame")) if take else None for r, take in zip(results, scored)]
             before, step = step, step + cfg.num_envs
             # Gradient steps sample transitions stored before this vector step: its transitions enter
             # the replay below, once their bonus is known, so the density updates (in a worker thread
@@ -206,6 +211,7 @@ def run_loop(cfg: TrainConfig, start: Resume, progress: bool = True) -> TrainRes
             for i, (slot, handle, (next_obs, reward, terminated, truncated, info)) in enumerate(
                     zip(slots, pending, results)):
                 record = handle.result() if handle is not None else None
+                density_updates += record is not None
                 r_plus = float(record.bonus) if record is not None else 0.0
                 extrinsic = 0.0 if cfg.intrinsic_only else float(reward)
                 end = bool(terminated or truncated or step >= cfg.steps)
@@ -219,7 +225,7 @@ def run_loop(cfg: TrainConfig, start: Resume, progress: bool = True) -> TrainRes
                 if end:
                     log.write({**slot.stats.row(step, slot.episode, bool(terminated or truncated), epsilon,
                                                 time.perf_counter() - t0, bonus is not None),
-                               **exploration_columns(tracker)})
+                               **exploration_columns(tracker), "density_updates": density_updates})
                     for name, value in (("episodic_return", slot.stats.ret), ("episodic_length", slot.stats.length),
                                         ("intrinsic_return", slot.stats.intr)):
                         tb.add_scalar(f"charts/{name}", value, step)

@@ -7,6 +7,7 @@ Files in ``out_dir``:
   has ``complete = 0``). The lengths add up to the steps run, each step exactly once.
   ``distinct_cells`` (cells or rooms visited by the run so far) and ``first_success_step`` come
   from envs that expose ``info["cell"]`` / ``info["success"]`` (DeepSea, MiniGrid, Montezuma), else NaN.
+  ``density_updates``: density-model updates so far (n of the bonus; 0 without a bonus).
 - ``settings.json``: the resolved :class:`~pcnn_explore.run.config.TrainConfig` of the latest start.
 - ``checkpoint.pt``: everything needed to continue (networks, optimisers, density model, replay,
   RNG states, counters), written atomically; loaded with ``torch.load(weights_only=True)``.
@@ -41,7 +42,8 @@ __all__ = ["LOG_COLUMNS", "CHECKPOINT", "POLICY", "LOG", "SETTINGS", "FORMAT", "
            "Policy", "load_policy", "write_settings", "snapshot", "CheckpointWriter"]
 
 LOG_COLUMNS = ("step", "episode", "return", "length", "complete", "intrinsic_return", "intrinsic_mean",
-               "prediction_gain_mean", "epsilon", "td_loss", "wall_seconds", "distinct_cells", "first_success_step")
+               "prediction_gain_mean", "epsilon", "td_loss", "wall_seconds", "distinct_cells", "first_success_step",
+               "density_updates")
 CHECKPOINT, POLICY, LOG, SETTINGS = "checkpoint.pt", "policy.pt", "log.csv", "settings.json"
 FORMAT = 2  # 2: replay in per-env shards, running episodes stored per env
 
@@ -161,14 +163,25 @@ def write_settings(cfg: TrainConfig) -> None:
 
 
 # ---------------------------------------------------------------------------------------------- RNG
-def rng_states(rng: np.random.Generator) -> dict:
-    """Every RNG the run draws from, encoded for ``weights_only`` loading (no pickle)."""
+def _encode_generator(rng: np.random.Generator) -> dict:
     bitgen = rng.bit_generator.state
+    return {"bit_generator": bitgen["bit_generator"], "state": str(bitgen["state"]["state"]),
+            "inc": str(bitgen["state"]["inc"]), "has_uint32": int(bitgen["has_uint32"]),
+            "uinteger": int(bitgen["uinteger"])}  # 128-bit integers as strings
+
+
+def _restore_generator(rng: np.random.Generator, a: dict) -> None:
+    rng.bit_generator.state = {"bit_generator": a["bit_generator"], "state": {"state": int(a["state"]),
+                               "inc": int(a["inc"])}, "has_uint32": int(a["has_uint32"]),
+                               "uinteger": int(a["uinteger"])}
+
+
+def rng_states(rng: np.random.Generator, **generators: np.random.Generator) -> dict:
+    """Every RNG the run draws from (``rng``, the named ``generators``, python's, numpy's and
+    torch's global ones), encoded for ``weights_only`` loading (no pickle)."""
     version, internal, gauss = random.getstate()
     name, keys, pos, has_gauss, cached = np.random.get_state()
-    st = {"agent": {"bit_generator": bitgen["bit_generator"], "state": str(bitgen["state"]["state"]),
-                    "inc": str(bitgen["state"]["inc"]), "has_uint32": int(bitgen["has_uint32"]),
-                    "uinteger": int(bitgen["uinteger"])},  # 128-bit integers as strings
+    st = {"agent": _encode_generator(rng), **{k: _encode_generator(g) for k, g in generators.items()},
           "python": {"version": version, "internal": torch.tensor(internal, dtype=torch.int64), "gauss": gauss},
           "numpy": {"name": name, "keys": torch.from_numpy(keys.astype(np.int64)), "pos": int(pos),
                     "has_gauss": int(has_gauss), "cached": float(cached)},
@@ -178,12 +191,11 @@ def rng_states(rng: np.random.Generator) -> dict:
     return st
 
 
-def restore_rng_states(rng: np.random.Generator, st: dict) -> None:
-    """Undo :func:`rng_states`: set ``rng`` and the global RNGs to the stored states."""
-    a = st["agent"]
-    rng.bit_generator.state = {"bit_generator": a["bit_generator"], "state": {"state": int(a["state"]),
-                               "inc": int(a["inc"])}, "has_uint32": int(a["has_uint32"]),
-                               "uinteger": int(a["uinteger"])}
+def restore_rng_states(rng: np.random.Generator, st: dict, **generators: np.random.Generator) -> None:
+    """Undo :func:`rng_states`: set ``rng``, the named ``generators`` and the global RNGs to the stored states."""
+    _restore_generator(rng, st["agent"])
+    for key, g in generators.items():
+        _restore_generator(g, st[key])
     p = st["python"]
     random.setstate((p["version"], tuple(int(x) for x in p["internal"].tolist()), p["gauss"]))
     n = st["numpy"]
