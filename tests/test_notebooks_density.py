@@ -64,8 +64,10 @@ def test_03_lr_schedules(notebook_runner):
 
 def test_04_samples(notebook_runner, tmp_path):
     s = _common(notebook_runner("04_samples.ipynb"))
-    for m in ("cts", "convcts", "pixelcnn"):
+    for m in ("cts", "convcts", "pixelcnn", "pixelcnn_pos"):
         assert _finite(s[f"heldout_loss_{m}_nats"]) and s[f"heldout_loss_{m}_nats"] > 0
+        assert _finite(s[f"random_heldout_loss_{m}_nats"]) and s[f"random_heldout_loss_{m}_nats"] > 0
+    assert s["stream"] == "explorer" and s["verdict"].startswith("not testable at this profile: ")
     assert (tmp_path / "04_samples" / "fig4.png").stat().st_size > 1000
 
 
@@ -75,7 +77,12 @@ def test_05_pg_montezuma(notebook_runner):
         assert _finite(s[f"{m}_mean_pg_nats"])
         assert 0 <= s[f"{m}_negative_pg_fraction"] <= 1
     assert s["cts_negative_pg_fraction"] == 0  # CTS is learning-positive
-    assert s["verdict"].startswith("PixelCNN vs CTS: ")
+    assert s["random_cts_negative_pg_fraction"] == 0
+    # smoke is a plumbing check: never a verdict on the paper, but the numbers that would decide it
+    assert s["verdict"].startswith("not testable at this profile: ")
+    assert "PixelCNN vs CTS on the exploring stream: " in s["verdict"]
+    assert s["stream"] == "explorer" and s["random_stream"] == "random"
+    assert 0 <= s["pixelcnn_static_loss_share"] <= 1 and 0 <= s["cts_static_loss_share"] <= 1
 
 
 def test_06_conv_cts_is_deterministic(notebook_runner, tmp_path):

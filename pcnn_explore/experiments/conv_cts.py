@@ -5,7 +5,8 @@ Paper (agent level, Fig. 14): convolutional CTS behaves like PixelCNN on dense-r
 "the convolutional aspect plays a role in the 'softer' nature of the PixelCNN model compared to
 its CTS counterpart", but "it alone is insufficient to explain" PixelCNN's advantage.
 
-Here, per game (uniform-random-policy stream) and model, all trained online on the same frames:
+Here, per game and stream (the exploring stream where the game has one, and the
+uniform-random-policy stream; :mod:`pcnn_explore.experiments.location`) and model, all trained online on the same frames:
 the incoming-frame loss -log rho_n(x_n) (nats per frame) averaged over the last quarter of the
 stream; the held-out loss at the end on frames of an independent stream (seed + 1); and the PG
 statistics of the second half of the stream (mean, variability, peak-to-median).
@@ -22,6 +23,8 @@ from pcnn_explore.experiments.density_stats import pg_summary, tail_mean
 from pcnn_explore.experiments.density_training import (
     MODEL_NAMES, DensityExperimentSettings, TrainTrace, check_models, check_positive_int, heldout_frames,
     heldout_loss, train_stream)
+from pcnn_explore.experiments.location import (
+    STREAM_POLICIES, check_policies, location_stats, smoke_verdict, static_positions, stream_policies_for)
 from pcnn_explore.streams import check_game, load_stream
 
 __all__ = ["ConvCTSSettings", "ConvCTSResults", "run", "PAPER_CLAIM", "MODEL_NAMES", "PAPER", "summary", "verdict"]
@@ -31,13 +34,16 @@ PAPER_CLAIM = "the convolutional structure explains part, but not all, of PixelC
 
 @dataclasses.dataclass
 class ConvCTSSettings(DensityExperimentSettings):
-    """games; n_frames: frames trained on per game; models; n_heldout, heldout_source: held-out set."""
+    """games; n_frames: frames trained on per game; models; n_heldout, heldout_source: held-out set;
+    policies: the streams of each game (the first the game has is its main one; the explorer only
+    exists for Montezuma's Revenge)."""
 
     games: tuple[str, ...] = ("Freeway", "MontezumaRevenge")
     n_frames: int = 10_000
     models: tuple[str, ...] = MODEL_NAMES
     n_heldout: int = 256
     heldout_source: int = 5_000
+    policies: tuple[str, ...] = STREAM_POLICIES
 
     PRESETS: ClassVar[dict] = {
         "smoke": dict(games=("Freeway",), n_frames=40, n_heldout=8, heldout_source=40),
@@ -59,39 +65,57 @@ class ConvCTSSettings(DensityExperimentSettings):
         if self.n_heldout > self.heldout_source:
             raise ValueError(f"n_heldout ({self.n_heldout}) cannot exceed heldout_source ({self.heldout_source})")
         check_models(self.models)
+        check_policies(self.policies)
 
 
 @dataclasses.dataclass
 class ConvCTSResults:
-    """traces[game][model]: online TrainTrace; table[game][model]: dict with late_loss (nats per
-    frame, last quarter), heldout_loss (nats per frame) and the PG summary of the second half."""
+    """One row per (game, stream policy): ``rows[row] = (game, policy)``, the row named after the
+    game for its main stream and ``<game>_<policy>`` for the others. traces[row][model]: online
+    TrainTrace; table[row][model]: dict with late_loss (nats per frame, last quarter),
+    heldout_loss (nats per frame), the location stats (static_loss_share, recency_gap_nats, ...)
+    and the PG summary of the second half (pg_mean, pg_variability, ...); static_fraction[row]:
+    share of static pixel positions of the training frames."""
 
     settings: ConvCTSSettings
     traces: dict[str, dict[str, TrainTrace]]
     table: dict[str, dict[str, dict[str, float]]]
+    rows: dict[str, tuple[str, str]]
+    static_fraction: dict[str, float]
 
-    def rank(self, game: str, key: str = "heldout_loss") -> list[str]:
-        """Models of ``game`` from lowest to highest ``key``."""
-        return sorted(self.table[game], key=lambda m: self.table[game][m][key])
+    def rank(self, row: str, key: str = "heldout_loss") -> list[str]:
+        """Models of ``row`` from lowest to highest ``key``."""
+        return sorted(self.table[row], key=lambda m: self.table[row][m][key])
+
+    def main_rows(self) -> list[str]:
+        """The rows of each game's main stream."""
+        return [r for r, (game, _) in self.rows.items() if r == game]
 
 
 def run(settings: ConvCTSSettings) -> ConvCTSResults:
     settings.check()
-    traces, table = {}, {}
+    traces, table, rows, static_fraction = {}, {}, {}, {}
     n = settings.n_frames
     for game in settings.games:
-        stream = load_stream(game, n, seed=settings.seed, **settings.stream_options())
-        eval_frames = heldout_frames(game, settings.n_heldout, settings.seed + 1, settings.heldout_source,
-                                     **settings.stream_options(progress=False))
-        traces[game], table[game] = {}, {}
-        for name in settings.models:
-            model = make_density(name, **settings.model_kwargs(name))
-            trace = train_stream(model, stream.frames, progress=settings.progress, desc=f"{game} {name}")
-            traces[game][name] = trace
-            row = {"late_loss": tail_mean(trace.loss, max(1, n // 4)), "heldout_loss": heldout_loss(model, eval_frames)}
-            row.update({f"pg_{k}": v for k, v in pg_summary(trace.pg[n // 2:]).items()})
-            table[game][name] = row
-    return ConvCTSResults(settings=settings, traces=traces, table=table)
+        for i, policy in enumerate(stream_policies_for(game, settings.policies)):
+            row = game if i == 0 else f"{game}_{policy.split(':')[0]}"
+            rows[row] = (game, policy)
+            stream = load_stream(game, n, seed=settings.seed, **settings.stream_options(policy=policy))
+            eval_frames = heldout_frames(game, settings.n_heldout, settings.seed + 1, settings.heldout_source,
+                                         **settings.stream_options(progress=False, policy=policy))
+            static = static_positions(stream.frames)
+            static_fraction[row] = float(static.mean())
+            traces[row], table[row] = {}, {}
+            for name in settings.models:
+                model = make_density(name, **settings.model_kwargs(name))
+                trace = train_stream(model, stream.frames, progress=settings.progress, desc=f"{row} {name}")
+                traces[row][name] = trace
+                held = heldout_loss(model, eval_frames)
+                entry = {"late_loss": tail_mean(trace.loss, max(1, n // 4)), "heldout_loss": held}
+                entry.update(location_stats(model, trace, static, eval_frames, held))
+                entry.update({f"pg_{k}": v for k, v in pg_summary(trace.pg[n // 2:]).items()})
+                table[row][name] = entry
+    return ConvCTSResults(settings=settings, traces=traces, table=table, rows=rows, static_fraction=static_fraction)
 
 
 PAPER = {
@@ -99,21 +123,39 @@ PAPER = {
 }
 
 
+def _between(results: ConvCTSResults, row: str) -> bool:
+    t = results.table[row]
+    lo, hi = sorted((t["cts"]["heldout_loss"], t["pixelcnn"]["heldout_loss"]))
+    return lo <= t["convcts"]["heldout_loss"] <= hi
+
+
 def verdict(results: ConvCTSResults) -> str:
-    parts = []
-    for game in results.table:
-        ranked = results.rank(game)
-        parts.append(f"{game}: held-out loss {' < '.join(ranked)}")
-    return "; ".join(parts)
+    """Density level: agrees when ConvCTS's held-out loss lies between CTS's and PixelCNN's on every
+    game's main stream, partly on some, differs on none."""
+    parts = [f"{row}: held-out loss {' < '.join(results.rank(row))}" for row in results.table]
+    detail = "; ".join(parts)
+    smoke = smoke_verdict(results.settings.profile, detail)
+    if smoke:
+        return smoke
+    main = results.main_rows()
+    if not {"cts", "convcts", "pixelcnn"} <= set(results.table[main[0]]):
+        return f"not testable at this profile: needs cts, convcts and pixelcnn ({detail})"
+    between = [row for row in main if _between(results, row)]
+    word = "agrees" if len(between) == len(main) else "partly" if between else "differs"
+    return f"{word}: ConvCTS between CTS and PixelCNN on {len(between)} of {len(main)} games; {detail}"
 
 
 def summary(results: ConvCTSResults) -> dict:
     out: dict = {}
-    for game, rows in results.table.items():
-        for m, row in rows.items():
-            out[f"{game}_{m}_heldout_loss_nats"] = row["heldout_loss"]
-            out[f"{game}_{m}_late_loss_nats"] = row["late_loss"]
-            out[f"{game}_{m}_pg_variability"] = row["pg_variability"]
-            out[f"{game}_{m}_mean_pg_nats"] = row["pg_mean"]
+    for row, entries in results.table.items():
+        out[f"{row}_stream"] = results.rows[row][1]
+        out[f"{row}_static_positions_fraction"] = results.static_fraction[row]
+        for m, e in entries.items():
+            out[f"{row}_{m}_heldout_loss_nats"] = e["heldout_loss"]
+            out[f"{row}_{m}_late_loss_nats"] = e["late_loss"]
+            out[f"{row}_{m}_pg_variability"] = e["pg_variability"]
+            out[f"{row}_{m}_mean_pg_nats"] = e["pg_mean"]
+            out[f"{row}_{m}_static_loss_share"] = e["static_loss_share"]
+            out[f"{row}_{m}_recency_gap_nats"] = e["recency_gap_nats"]
     out["verdict"] = verdict(results)
     return out

@@ -30,7 +30,7 @@ __all__ = ["TRAINING_ORDERS", "MODEL_NAMES", "check_models", "training_order", "
 
 TRAINING_ORDERS = ("online", "permutation", "replacement")
 #: the density models the experiments compare
-MODEL_NAMES = ("cts", "convcts", "pixelcnn")
+MODEL_NAMES = ("cts", "convcts", "pixelcnn", "pixelcnn_pos")
 
 
 def check_models(models) -> None:
@@ -164,15 +164,21 @@ class DensityExperimentSettings(ExperimentSettings):
     device: str = "auto"
     sticky_actions: float | None = None
 
-    def stream_options(self, progress: bool | None = None) -> dict:
-        """Keyword arguments of :func:`pcnn_explore.streams.load_stream` these settings ask for.
+    def stream_options(self, progress: bool | None = None, policy: str = "random") -> dict:
+        """Keyword arguments of :func:`pcnn_explore.streams.load_stream` these settings ask for
+        (``policy`` included).
 
         Sticky actions: ``sticky_actions`` if set, else 0 at the ``paper`` profile (the paper's
-        deterministic ALE, as in Mnih et al. 2015) and the ALE v5 default 0.25 otherwise.
+        deterministic ALE, as in Mnih et al. 2015) and the ALE v5 default 0.25 otherwise; always 0
+        for the explorer (an open-loop route) and the checkpoint's own for a checkpoint.
         """
         sticky = self.sticky_actions if self.sticky_actions is not None else (0.0 if self.profile == "paper" else 0.25)
+        if policy == "explorer":
+            sticky = 0.0
+        elif policy.startswith("checkpoint:"):
+            sticky = None
         return {"cache_dir": self.cache_dir, "progress": self.progress if progress is None else progress,
-                "sticky_actions": sticky}
+                "sticky_actions": sticky, "policy": policy}
 
     def check(self) -> None:
         """Raise ValueError/TypeError naming any bad setting (before any heavy work)."""

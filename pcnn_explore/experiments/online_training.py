@@ -96,8 +96,8 @@ class OnlineTrainingResults:
 def run(settings: OnlineTrainingSettings) -> OnlineTrainingResults:
     """Train one PixelCNN per method on the same frames; see the module docstring."""
     settings.check()
-    stream = load_stream(settings.game, settings.n_frames, seed=settings.seed, policy="biased",
-                         switch_every=settings.switch_every, **settings.stream_options())
+    stream = load_stream(settings.game, settings.n_frames, seed=settings.seed,
+                         switch_every=settings.switch_every, **settings.stream_options(policy="biased"))
     rng = np.random.default_rng(settings.seed)
     heldout_index = np.sort(rng.choice(settings.n_frames, size=settings.n_heldout, replace=False))
     train_index = np.setdiff1d(np.arange(settings.n_frames), heldout_index)

@@ -4,7 +4,9 @@ Paper: "PixelCNN consistently produces PGs lower than CTS. More importantly, its
 smoother, exhibiting less variance between successive states, while showing more pronounced
 peaks at certain infrequent events."
 
-Here: both models train online on the same uniform-random-policy stream. The first
+Here: the models (CTS, the paper's PixelCNN, the position-biased PixelCNN) train online on the same
+stream, an exploring one (the main verdict) and a uniform-random-policy one
+(:mod:`pcnn_explore.experiments.location`). The first
 ``warmup`` frames are trained on but not analysed (an untrained model's PGs are large for every
 frame); the next ``n_steps`` frames give the PG traces, PG_n = log rho'_n(x) - log rho_n(x) in
 nats. Statistics per model (:mod:`pcnn_explore.experiments.density_stats`): mean PG; the
@@ -21,7 +23,9 @@ import numpy as np
 from pcnn_explore.density import REGISTRY, make_density
 from pcnn_explore.experiments.density_stats import pg_summary
 from pcnn_explore.experiments.density_training import (
-    DensityExperimentSettings, TrainTrace, check_positive_int, train_stream)
+    DensityExperimentSettings, TrainTrace, check_positive_int, heldout_frames, heldout_loss, train_stream)
+from pcnn_explore.experiments.location import (
+    STREAM_POLICIES, check_policies, location_stats, policy_label, smoke_verdict, static_positions, stream_policies_for)
 from pcnn_explore.streams import check_game, load_stream
 
 __all__ = ["PgSettings", "PgResults", "run", "PAPER_CLAIM", "PAPER", "summary", "verdict", "checks"]
@@ -32,23 +36,29 @@ PAPER_CLAIM = "PixelCNN PG lower than CTS PG, smoother between successive states
 @dataclasses.dataclass
 class PgSettings(DensityExperimentSettings):
     """game; n_steps: frames whose PG is analysed (paper: 5K); warmup: frames trained on before
-    them; models: density models to compare."""
+    them; models: density models to compare; policies: the streams (the first is the main one;
+    see :mod:`pcnn_explore.experiments.location`); n_heldout: held-out frames for the loss shares,
+    drawn from an independent stream (seed + 1) of 4 n_heldout agent steps."""
 
     game: str = "MontezumaRevenge"
     n_steps: int = 5_000
     warmup: int = 2_000
-    models: tuple[str, ...] = ("cts", "pixelcnn")
+    models: tuple[str, ...] = ("cts", "pixelcnn", "pixelcnn_pos")
+    policies: tuple[str, ...] = STREAM_POLICIES
+    n_heldout: int = 256
 
     PRESETS: ClassVar[dict] = {
-        "smoke": dict(n_steps=40, warmup=10),
-        "study": dict(n_steps=5_000, warmup=2_000),
-        "paper": dict(n_steps=5_000, warmup=2_000),
+        "smoke": dict(n_steps=40, warmup=10, n_heldout=8),
+        "study": dict(n_steps=5_000, warmup=2_000, n_heldout=256),
+        "paper": dict(n_steps=5_000, warmup=2_000, n_heldout=1_000),
     }
 
     def check(self) -> None:
         super().check()
         check_game(self.game)
         check_positive_int("n_steps", self.n_steps)
+        check_positive_int("n_heldout", self.n_heldout)
+        check_policies(self.policies)
         if isinstance(self.warmup, bool) or not isinstance(self.warmup, int) or self.warmup < 0:
             raise ValueError(f"warmup must be a non-negative int (frames), got {self.warmup!r}")
         known = tuple(REGISTRY)
@@ -58,31 +68,53 @@ class PgSettings(DensityExperimentSettings):
 
 @dataclasses.dataclass
 class PgResults:
-    """pg: model -> (n_steps,) PG in nats of the analysed frames; stats: model -> pg_summary;
-    traces: model -> the full online TrainTrace (warm-up included); episode_starts: (n_steps,)
-    bool of the analysed frames; steps: (n_steps,) their stream indices."""
+    """Per stream policy (the game's of ``settings.policies``; the first is the main one):
+    pg[policy][model]: (n_steps,) PG in nats of the analysed frames; stats[policy][model]:
+    pg_summary; traces[policy][model]: the full online TrainTrace (warm-up included);
+    episode_starts[policy]: (n_steps,) bool of the analysed frames; steps: (n_steps,) their stream
+    indices; rooms[policy]: (n_steps,) room of each analysed frame, or None; location[policy][model]:
+    :func:`~pcnn_explore.experiments.location.location_stats` on held-out frames of an independent
+    stream (seed + 1); static_fraction[policy]: share of static pixel positions."""
 
     settings: PgSettings
-    pg: dict[str, np.ndarray]
-    stats: dict[str, dict[str, float]]
-    traces: dict[str, TrainTrace]
-    episode_starts: np.ndarray
+    pg: dict[str, dict[str, np.ndarray]]
+    stats: dict[str, dict[str, dict[str, float]]]
+    traces: dict[str, dict[str, TrainTrace]]
+    episode_starts: dict[str, np.ndarray]
     steps: np.ndarray
+    rooms: dict[str, np.ndarray | None]
+    location: dict[str, dict[str, dict[str, float]]]
+    static_fraction: dict[str, float]
+
+    @property
+    def policies(self) -> list[str]:
+        return list(self.stats)
 
 
 def run(settings: PgSettings) -> PgResults:
     settings.check()
     n = settings.warmup + settings.n_steps
-    stream = load_stream(settings.game, n, seed=settings.seed, **settings.stream_options())
     window = slice(settings.warmup, n)
-    pg, stats, traces = {}, {}, {}
-    for name in settings.models:
-        model = make_density(name, **settings.model_kwargs(name))
-        traces[name] = train_stream(model, stream.frames, progress=settings.progress, desc=name)
-        pg[name] = traces[name].pg[window]
-        stats[name] = pg_summary(pg[name])
-    return PgResults(settings=settings, pg=pg, stats=stats, traces=traces,
-                     episode_starts=stream.episode_starts[window], steps=np.arange(n)[window])
+    out: dict = {k: {} for k in ("pg", "stats", "traces", "episode_starts", "rooms", "location", "static_fraction")}
+    for policy in stream_policies_for(settings.game, settings.policies):
+        stream = load_stream(settings.game, n, seed=settings.seed, **settings.stream_options(policy=policy))
+        eval_frames = heldout_frames(settings.game, settings.n_heldout, settings.seed + 1, settings.n_heldout * 4,
+                                     **settings.stream_options(progress=False, policy=policy))
+        static = static_positions(stream.frames)
+        for key in ("pg", "stats", "traces", "location"):
+            out[key][policy] = {}
+        for name in settings.models:
+            model = make_density(name, **settings.model_kwargs(name))
+            trace = train_stream(model, stream.frames, progress=settings.progress, desc=f"{policy} {name}")
+            out["traces"][policy][name] = trace
+            out["pg"][policy][name] = trace.pg[window]
+            out["stats"][policy][name] = pg_summary(trace.pg[window])
+            out["location"][policy][name] = location_stats(model, trace, static, eval_frames,
+                                                           heldout_loss(model, eval_frames))
+        out["episode_starts"][policy] = stream.episode_starts[window]
+        out["rooms"][policy] = None if stream.rooms is None else stream.rooms[window]
+        out["static_fraction"][policy] = float(static.mean())
+    return PgResults(settings=settings, steps=np.arange(n)[window], **out)
 
 
 PAPER = {
@@ -93,31 +125,57 @@ PAPER = {
 }
 
 
-def checks(results: PgResults, a: str = "pixelcnn", b: str = "cts") -> dict[str, bool]:
-    """The paper's three claims for model ``a`` against ``b``: lower mean PG, smoother (lower
-    variability), sharper peaks (higher peak-to-median)."""
-    sa, sb = results.stats[a], results.stats[b]
+def checks(results: PgResults, a: str = "pixelcnn", b: str = "cts", policy: str | None = None) -> dict[str, bool]:
+    """The paper's three claims for model ``a`` against ``b`` on ``policy``'s stream (default: the
+    main one): lower mean PG, smoother (lower variability), sharper peaks (higher peak-to-median)."""
+    stats = results.stats[policy or results.policies[0]]
+    sa, sb = stats[a], stats[b]
     return {"lower": sa["mean"] < sb["mean"], "smoother": sa["variability"] < sb["variability"],
             "sharper_peaks": sa["peak_to_median"] > sb["peak_to_median"]}
 
 
+_WORDS = {"lower": "lower mean PG", "smoother": "smoother", "sharper_peaks": "sharper peaks"}
+
+
+def _claims(c: dict[str, bool]) -> str:
+    held = [w for k, w in _WORDS.items() if c[k]]
+    failed = [w for k, w in _WORDS.items() if not c[k]]
+    return (f"{len(held)} of 3 claims hold" + (f" ({', '.join(held)})" if held else "")
+            + (f"; not: {', '.join(failed)}" if failed else ""))
+
+
 def verdict(results: PgResults) -> str:
-    if not {"pixelcnn", "cts"} <= set(results.stats):
-        return "needs both cts and pixelcnn in models"
+    """On the main stream: agrees when all three claims hold for PixelCNN against CTS; partly when
+    the first two (lower, smoother) do not both fail; else differs."""
+    main = results.policies[0]
+    if not {"pixelcnn", "cts"} <= set(results.stats[main]):
+        return "not testable at this profile: needs both cts and pixelcnn in models"
     c = checks(results)
-    words = {"lower": "lower mean PG", "smoother": "smoother", "sharper_peaks": "sharper peaks"}
-    held = [w for k, w in words.items() if c[k]]
-    failed = [w for k, w in words.items() if not c[k]]
-    return (f"PixelCNN vs CTS: {len(held)} of 3 claims hold"
-            + (f" ({', '.join(held)})" if held else "") + (f"; not: {', '.join(failed)}" if failed else ""))
+    detail = f"PixelCNN vs CTS on the {policy_label(main)}: {_claims(c)}"
+    if "pixelcnn_pos" in results.stats[main]:
+        detail += f"; position-biased PixelCNN vs CTS: {_claims(checks(results, 'pixelcnn_pos'))}"
+    smoke = smoke_verdict(results.settings.profile, detail)
+    if smoke:
+        return smoke
+    word = "agrees" if all(c.values()) else "partly" if (c["lower"] or c["smoother"]) else "differs"
+    return f"{word}: {detail}"
 
 
 def summary(results: PgResults) -> dict:
+    """Keys of the main stream unprefixed, the others prefixed by their policy (``random_...``)."""
     out: dict = {}
-    for m, s in results.stats.items():
-        out[f"{m}_mean_pg_nats"] = s["mean"]
-        out[f"{m}_pg_variability"] = s["variability"]
-        out[f"{m}_peak_to_median"] = s["peak_to_median"]
-        out[f"{m}_negative_pg_fraction"] = s["negative_fraction"]
+    for i, policy in enumerate(results.policies):
+        p = "" if i == 0 else f"{policy.split(':')[0]}_"
+        out[f"{p}stream"] = policy
+        out[f"{p}static_positions_fraction"] = results.static_fraction[policy]
+        if results.rooms[policy] is not None:
+            out[f"{p}rooms_visited"] = ", ".join(str(int(r)) for r in np.unique(results.rooms[policy]))
+        for m, s in results.stats[policy].items():
+            out[f"{p}{m}_mean_pg_nats"] = s["mean"]
+            out[f"{p}{m}_pg_variability"] = s["variability"]
+            out[f"{p}{m}_peak_to_median"] = s["peak_to_median"]
+            out[f"{p}{m}_negative_pg_fraction"] = s["negative_fraction"]
+            out[f"{p}{m}_static_loss_share"] = results.location[policy][m]["static_loss_share"]
+            out[f"{p}{m}_recency_gap_nats"] = results.location[policy][m]["recency_gap_nats"]
     out["verdict"] = verdict(results)
     return out

@@ -12,9 +12,10 @@ import numpy as np
 
 from pcnn_explore.density import colour, label
 from pcnn_explore.experiments.density_stats import moving_average
+from pcnn_explore.experiments.location import policy_label
 
 __all__: list[str] = ["plot_training_orders", "plot_episode_spikes", "plot_lr_schedules", "plot_samples",
-                      "plot_pg_traces", "plot_model_comparison"]
+                      "plot_pg_traces", "plot_model_comparison", "plot_location"]
 
 
 def _figure(nrows: int = 1, ncols: int = 1, width: float = 5.0, height: float = 3.4):
@@ -110,12 +111,14 @@ def plot_lr_schedules(results, smooth: int = 500):
     return fig
 
 
-def plot_samples(results, levels: int = 8):
-    """Fig. 4: one row of samples per model (and a row of real training frames), grey levels
-    0..levels-1, with each model's held-out loss in its row title."""
-    rows = [("training frames", results.real)] + [
-        (f"{label(m)} (held-out {results.heldout_loss[m]:.0f} nats)", s)
-        for m, s in results.samples.items()]
+def plot_samples(results, levels: int = 8, policy: str | None = None):
+    """Fig. 4: one row of samples per model (and a row of real training frames) of ``policy``'s
+    stream (default: the main one), grey levels 0..levels-1, each model's held-out loss in its
+    row title."""
+    policy = policy or results.policies[0]
+    rows = [(f"training frames ({policy_label(policy)})", results.real[policy])] + [
+        (f"{label(m)} (held-out {results.heldout_loss[policy][m]:.0f} nats)", s)
+        for m, s in results.samples[policy].items()]
     ncols = max(len(s) for _, s in rows)
     fig, axes = _figure(len(rows), ncols, width=1.6, height=1.8)
     for r, (title, images) in enumerate(rows):
@@ -131,28 +134,60 @@ def plot_samples(results, levels: int = 8):
     return fig
 
 
-def plot_pg_traces(results):
-    """Fig. 9: PG of each model over the analysed steps, log scale (PG <= 0 cannot be drawn on a
-    log axis; their share is in the legend). Dotted verticals mark episode starts."""
-    models = list(results.pg)
-    fig, axes = _figure(len(models), 1, width=9.0, height=2.6)
-    positive = [p[p > 0] for p in results.pg.values() if (p > 0).any()]
+def plot_pg_traces(results, policy: str | None = None):
+    """Fig. 9: PG of each model over the analysed steps of ``policy``'s stream (default: the main
+    one), log scale (PG <= 0 cannot be drawn on a log axis; their share is in the title). Dotted
+    verticals mark episode starts."""
+    policy = policy or results.policies[0]
+    pgs, all_stats = results.pg[policy], results.stats[policy]
+    models = list(pgs)
+    fig, axes = _figure(len(models), 1, width=9.0, height=2.4)
+    positive = [p[p > 0] for p in pgs.values() if (p > 0).any()]
     lo = min(float(p.min()) for p in positive) if positive else 1e-6
     hi = max(float(p.max()) for p in positive) if positive else 1.0
+    starts = results.steps[results.episode_starts[policy]]
     for ax, m in zip(axes[:, 0], models):
-        pg = results.pg[m]
-        stats = results.stats[m]
+        pg, stats = pgs[m], all_stats[m]
         ax.plot(results.steps, np.where(pg > 0, pg, np.nan), lw=0.6, color=colour(m))
-        for s in results.steps[results.episode_starts]:
-            ax.axvline(s, color="grey", ls=":", lw=0.8)
+        for x in starts:
+            ax.axvline(x, color="grey", ls=":", lw=0.8)
         ax.set_yscale("log")
         ax.set_ylim(lo * 0.8, hi * 1.25)
         ax.set_ylabel("PG (nats)")
-        ax.set_title(f"{label(m)}: mean {stats['mean']:.3g} nats, variability "
-                     f"{stats['variability']:.2f}, peak/median {stats['peak_to_median']:.1f}, "
-                     f"PG <= 0 on {100 * stats['negative_fraction']:.0f}% of steps", fontsize=9, loc="left")
+        ax.set_title(f"{label(m)}: mean {stats['mean']:.3g} nats, variability {stats['variability']:.2f}, "
+                     f"peak/median {stats['peak_to_median']:.1f}, PG <= 0 on {100 * stats['negative_fraction']:.0f}%",
+                     fontsize=9, loc="left")
         ax.grid(alpha=0.3)
-    axes[-1, 0].set_xlabel(f"training step ({results.settings.game})")
+    axes[-1, 0].set_xlabel(f"training step ({results.settings.game}, {policy_label(policy)})")
+    return fig
+
+
+def plot_location(location: dict, static_fraction: dict):
+    """Where the loss goes, per stream and model: the share of the held-out loss spent on static
+    background positions (left) and the recency gap, held-out minus late incoming-frame loss in
+    nats per frame (right). ``location[stream][model]`` holds
+    :func:`~pcnn_explore.experiments.location.location_stats`; ``static_fraction[stream]`` the
+    share of static positions. Streams are policy names or table rows."""
+    streams = list(location)
+    models = list(dict.fromkeys(m for s in streams for m in location[s]))
+    fig, axes = _figure(1, 2, width=5.2, height=3.4)
+    width = 0.8 / max(1, len(models))
+    x = np.arange(len(streams))
+    hatches = ["", "//", "..", "xx", "\\\\"]
+    for j, m in enumerate(models):
+        for ax, key in zip(axes[0], ("static_loss_share", "recency_gap_nats")):
+            values = [location[s].get(m, {}).get(key, np.nan) for s in streams]
+            ax.bar(x + (j - (len(models) - 1) / 2) * width, values, width=width, color=colour(m),
+                   hatch=hatches[j % len(hatches)], edgecolor="white", label=label(m))
+    names = [f"{policy_label(s)}\n{100 * static_fraction[s]:.0f}% positions static" for s in streams]
+    for ax, title in zip(axes[0], ("share of held-out loss on static positions", "recency gap: held-out - incoming loss")):
+        ax.set_xticks(x, names, fontsize=8)
+        ax.set_title(title, fontsize=9)
+        ax.grid(alpha=0.3, axis="y")
+    axes[0, 0].set_ylim(0, 1.15)
+    axes[0, 0].set_ylabel("share of -log rho")
+    axes[0, 1].set_ylabel("nats per frame")
+    fig.legend(*axes[0, 0].get_legend_handles_labels(), loc="outside lower center", ncols=len(models), fontsize=8)
     return fig
 
 
@@ -160,7 +195,7 @@ def plot_model_comparison(results, smooth: int = 200):
     """App. C: per game, smoothed incoming-frame loss of each model (top row) and bars of the
     held-out loss and of the PG variability (bottom row)."""
     games = list(results.table)
-    fig, axes = _figure(2, len(games), width=5.0, height=3.2)
+    fig, axes = _figure(2, len(games), width=4.6, height=3.2)
     for g, game in enumerate(games):
         ax = axes[0, g]
         for m, trace in results.traces[game].items():
@@ -169,19 +204,21 @@ def plot_model_comparison(results, smooth: int = 200):
         ax.set_yscale("log")
         ax.set_xlabel("frames trained on")
         ax.set_ylabel(f"loss, mean of last {smooth} (nats)")
-        ax.set_title(game)
+        game_name, policy = results.rows[game]
+        ax.set_title(f"{game_name}, {policy_label(policy)}", fontsize=9)
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=8)
+        if g == 0:
+            ax.legend(fontsize=8)
         ax = axes[1, g]
         models = list(results.table[game])
         x = np.arange(len(models))
         held = [results.table[game][m]["heldout_loss"] for m in models]
         ax.bar(x - 0.2, held, width=0.4, color=[colour(m) for m in models])
-        ax.set_xticks(x, [label(m) for m in models])
+        ax.set_xticks(x, [label(m).replace(" (", "\n(") for m in models], fontsize=7)
         ax.set_ylabel("held-out loss (nats per frame)")
         twin = ax.twinx()
         var = [results.table[game][m]["pg_variability"] for m in models]
         twin.bar(x + 0.2, var, width=0.4, color="none", edgecolor="k", hatch="//")
         twin.set_ylabel("PG variability (hatched)")
-        ax.set_title(f"{game}: held-out loss (solid), PG variability (hatched)", fontsize=9)
+        ax.set_title("held-out loss (solid), PG variability (hatched)", fontsize=9)
     return fig
