@@ -14,7 +14,12 @@ an underscore, a name) runs in order with papermill (kernel ``python3``, working
 ``profile`` and ``output_dir = OUT/<notebook stem>``. For each notebook the command writes, in
 ``OUT/<stem>/``: the executed notebook ``<stem>.ipynb``, its HTML rendering ``<stem>.html``, and
 whatever the notebook writes there itself (``metrics.json``, figures). ``OUT/index.html``
-summarises all notebooks: status, run time, and key figures beside the paper's claims.
+says at a glance which of the paper's claims the run reproduced: a coloured verdict per notebook
+(``summary.verdict``: agrees, partly, differs, not testable at this profile), the paper's claim
+and a thumbnail of the main figure (``main_figure`` in metrics.json, else the first PNG), linking
+to the notebook's HTML; then the key figures beside the paper's as tables. A smoke run carries a
+banner: its numbers mean nothing. ``--only`` merges into an existing index (``OUT/index.json``
+keeps one record per notebook) instead of shrinking it to the notebooks just run.
 
 A failing notebook does not stop the others; the command names the notebook and the failing
 cell (as numbered in the executed notebook) with the error, and exits with status 1. No
@@ -25,14 +30,17 @@ metrics.json convention (for every notebook author)
 A notebook writes ``output_dir/metrics.json`` with :func:`pcnn_explore.report.write_metrics`.
 Besides free-form keys (always include ``"profile"``), two optional sub-dicts feed the index:
 
-- ``"summary"``: ``{name: value}``, the key figures of this run (numbers or short strings),
+- ``"summary"``: ``{name: value}``, the key figures of this run (numbers or short strings) and
+  ``"verdict"``, which starts with ``agrees``, ``partly``, ``differs`` or ``not testable at this
+  profile`` followed by the numbers that decide it,
   e.g. ``{"final_loss_online_nats": 412.3, "pixelcnn_pg_variability": 0.21}``;
 - ``"paper"``: ``{name: claim}``, the paper's number or claim for the same names where the
   paper gives one, e.g. ``{"pixelcnn_pg_variability": "lower than CTS (Fig. 9)"}``.
 
 The index shows one row per name in ``summary`` with the paper's entry of the same name beside
 it (names only in ``paper`` are listed with an empty run value). Keep names in the paper's words
-and put the unit in the name (``_nats``, ``_frames``).
+and put the unit in the name (``_nats``, ``_frames``). ``"main_figure"``: the file name (in
+``output_dir``) of the figure the index shows as a thumbnail.
 """
 from __future__ import annotations
 
@@ -40,7 +48,6 @@ import argparse
 import dataclasses
 import fnmatch
 import functools
-import html
 import json
 import os
 import re
@@ -203,50 +210,13 @@ def _run_one(notebook: Path, out: Path, profile: str, kernel_name: str) -> Noteb
                           error=error, failed_cell=failed_cell)
 
 
-def _cell(value: Any) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, float):
-        return html.escape(f"{value:.4g}")
-    if isinstance(value, (dict, list)):
-        return html.escape(json.dumps(value))
-    return html.escape(str(value))
+def write_index(results: Sequence[NotebookResult], out: str | os.PathLike, profile: str, merge: bool = True) -> Path:
+    """Write ``out/index.html``: a coloured verdict, the paper's claim and a thumbnail per notebook,
+    then its numbers beside the paper's (:mod:`pcnn_explore.report_index`); notebooks recorded by
+    an earlier run in ``out`` stay unless ``merge`` is False."""
+    from pcnn_explore import report_index
 
-
-def write_index(results: Sequence[NotebookResult], out: str | os.PathLike, profile: str) -> Path:
-    """Write ``out/index.html``: one section per notebook (status, time, key figures vs paper)."""
-    out = Path(out)
-    n_ok = sum(r.ok for r in results)
-    rows = []
-    for r in results:
-        link = (f'<a href="{html.escape(r.html.relative_to(out.resolve()).as_posix())}">{html.escape(r.name)}</a>'
-                if r.html is not None and r.html.is_relative_to(out.resolve()) else html.escape(r.name))
-        status = ('<span class="ok">ok</span>' if r.ok
-                  else f'<span class="failed">failed</span><br><code>{html.escape(r.error or "")}</code>')
-        summary = (r.metrics or {}).get("summary") or {}
-        paper = (r.metrics or {}).get("paper") or {}
-        names = list(summary) + [k for k in paper if k not in summary]
-        figures = "".join(f"<tr><td>{html.escape(str(k))}</td><td>{_cell(summary.get(k))}</td>"
-                          f"<td>{_cell(paper.get(k))}</td></tr>" for k in names)
-        table = (f'<table class="fig"><tr><th>quantity</th><th>this run</th><th>paper</th></tr>{figures}</table>'
-                 if names else "")
-        rows.append(f"<tr><td>{link}</td><td>{status}</td><td>{r.seconds:.1f} s</td><td>{table}</td></tr>")
-    page = f"""<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>pcnn-explore reproduce ({html.escape(profile)})</title>
-<style>
-body {{ font-family: sans-serif; margin: 2em; }} table {{ border-collapse: collapse; }}
-td, th {{ border: 1px solid #ccc; padding: 4px 8px; vertical-align: top; text-align: left; }}
-table.fig td, table.fig th {{ border: none; border-bottom: 1px solid #eee; }}
-.ok {{ color: #060; font-weight: bold; }} .failed {{ color: #a00; font-weight: bold; }}
-</style></head><body>
-<h1>pcnn-explore reproduce: profile <code>{html.escape(profile)}</code></h1>
-<p>{n_ok} of {len(results)} notebooks succeeded; total run time {sum(r.seconds for r in results):.1f} s.</p>
-<table><tr><th>notebook</th><th>status</th><th>run time</th><th>key figures</th></tr>
-{chr(10).join(rows)}
-</table></body></html>
-"""
-    out.mkdir(parents=True, exist_ok=True)
-    return write_text_atomic(out / "index.html", page)
+    return report_index.write_index(results, out, profile, merge=merge)
 
 
 def reproduce(profile: str = "smoke", only: str | None = None, out: str | os.PathLike | None = None,
