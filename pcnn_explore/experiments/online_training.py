@@ -6,14 +6,18 @@ stability". This is why the paper can train its density model completely online 
 (a)), so that rho'_n = rho_{n+1} and no update has to be reverted.
 
 Here: a Freeway stream from a "biased" random policy whose action probabilities are redrawn
-every ``switch_every`` agent steps (:mod:`pcnn_explore.streams`). ``n_heldout`` frames chosen at
-random from the stream are held out; every method trains on the same remaining frames, in its
-own order (:func:`~pcnn_explore.experiments.density_training.training_order`), each with a fresh
+every ``switch_every`` agent steps (:mod:`pcnn_explore.streams`). ``n_heldout`` held-out frames
+are drawn from an independent stream of the same policy (seed + 1); every method trains on all
+frames of the stream, in its own order (:func:`~pcnn_explore.experiments.density_training.training_order`), each with a fresh
 PixelCNN of the same initial weights. Two loss curves, in nats per frame:
 
 - held-out loss: mean -log rho(x) over the held-out frames (from every policy phase), measured
   every ``eval_every`` updates without training; the same measurement for all three methods;
 - incoming-frame loss: -log rho_n(x_n) of each frame just before training on it.
+
+The paper compares learning curves, not end points, so the verdict compares the held-out curves
+(:func:`compare_curves`): their area (the mean held-out loss over training, trapezoidal in updates)
+and their largest rise between successive evaluations (instability).
 """
 from __future__ import annotations
 
@@ -27,7 +31,8 @@ from pcnn_explore.experiments.density_training import (
     TRAINING_ORDERS, DensityExperimentSettings, TrainTrace, check_positive_int, train_stream, training_order)
 from pcnn_explore.streams import check_game, load_stream
 
-__all__ = ["OnlineTrainingSettings", "OnlineTrainingResults", "run", "PAPER_CLAIM", "PAPER", "summary", "verdict"]
+__all__ = ["OnlineTrainingSettings", "OnlineTrainingResults", "run", "PAPER_CLAIM", "PAPER", "summary", "verdict",
+           "curve_area", "largest_increase", "compare_curves", "curve_verdict", "comparison"]
 
 PAPER_CLAIM = "online, random-permutation and with-replacement training: qualitatively similar learning progress and stability (Fig. 2 left)"
 
@@ -58,8 +63,9 @@ class OnlineTrainingSettings(DensityExperimentSettings):
         check_game(self.game)
         for name in ("n_frames", "switch_every", "n_heldout", "eval_every"):
             check_positive_int(name, getattr(self, name))
-        if self.n_heldout >= self.n_frames:
-            raise ValueError(f"n_heldout ({self.n_heldout}) must be smaller than n_frames ({self.n_frames})")
+        if self.n_heldout > self.n_frames:
+            raise ValueError(f"n_heldout ({self.n_heldout}) cannot exceed n_frames ({self.n_frames}), the length "
+                             "of the independent stream it is drawn from")
         if not self.methods or any(m not in TRAINING_ORDERS for m in self.methods):
             raise ValueError(f"methods must be a non-empty subset of {TRAINING_ORDERS}, got {self.methods!r}")
         if not (isinstance(self.lr, (int, float)) and self.lr > 0):
@@ -69,8 +75,8 @@ class OnlineTrainingSettings(DensityExperimentSettings):
 @dataclasses.dataclass
 class OnlineTrainingResults:
     """traces: method -> TrainTrace (indices of ``order`` refer to ``train_index``);
-    train_index: (N - n_heldout,) stream indices trained on; heldout_index: (n_heldout,);
-    phases: (N,) policy phase of every stream frame."""
+    train_index: (N,) stream indices trained on; heldout_index: (n_heldout,) indices of the held-out
+    frames in the independent stream (seed + 1); phases: (N,) policy phase of every stream frame."""
 
     settings: OnlineTrainingSettings
     traces: dict[str, TrainTrace]
@@ -98,10 +104,13 @@ def run(settings: OnlineTrainingSettings) -> OnlineTrainingResults:
     settings.check()
     stream = load_stream(settings.game, settings.n_frames, seed=settings.seed,
                          switch_every=settings.switch_every, **settings.stream_options(policy="biased"))
+    heldout_stream = load_stream(settings.game, settings.n_frames, seed=settings.seed + 1,
+                                 switch_every=settings.switch_every,
+                                 **settings.stream_options(progress=False, policy="biased"))
     rng = np.random.default_rng(settings.seed)
     heldout_index = np.sort(rng.choice(settings.n_frames, size=settings.n_heldout, replace=False))
-    train_index = np.setdiff1d(np.arange(settings.n_frames), heldout_index)
-    train_frames, eval_frames = stream.frames[train_index], stream.frames[heldout_index]
+    train_index = np.arange(settings.n_frames)
+    train_frames, eval_frames = stream.frames, heldout_stream.frames[heldout_index]
     traces = {}
     for method in settings.methods:
         order = training_order(len(train_frames), method, np.random.default_rng([settings.seed, TRAINING_ORDERS.index(method)]))
@@ -112,29 +121,77 @@ def run(settings: OnlineTrainingSettings) -> OnlineTrainingResults:
                                  heldout_index=heldout_index, phases=stream.phases)
 
 
-#: tolerance on the relative spread of final held-out losses for "similar"
+#: tolerance on the relative spread of the curves' areas (and of final losses) for "similar"
 SIMILAR_SPREAD = 0.10
+#: a curve is "stable" when its largest rise is at most this share of its area (mean level)
+STABLE_RISE = 0.10
+
+
+def curve_area(steps, loss) -> float:
+    """Mean of a held-out loss curve over training, nats per frame: the trapezoidal area under
+    ``loss`` ((E,) nats) against ``steps`` ((E,) updates, increasing) divided by the span."""
+    steps, loss = np.asarray(steps, dtype=np.float64), np.asarray(loss, dtype=np.float64)
+    if steps.shape != loss.shape or steps.ndim != 1 or len(steps) < 2:
+        raise ValueError(f"a curve needs matching 1-D steps and losses with at least 2 points, got {steps.shape}, {loss.shape}")
+    if not np.all(np.diff(steps) > 0):
+        raise ValueError("curve steps must increase")
+    return float(np.sum((loss[1:] + loss[:-1]) / 2 * np.diff(steps)) / (steps[-1] - steps[0]))
+
+
+def largest_increase(loss) -> float:
+    """Largest rise of a curve between successive evaluations, nats (0 if it never rises)."""
+    return float(max(0.0, np.diff(np.asarray(loss, dtype=np.float64)).max(initial=0.0)))
+
+
+def compare_curves(curves: dict) -> dict:
+    """``curves``: method -> (steps, loss). Returns area[method], increase[method] (nats),
+    area_spread ((max - min) / min of the areas), similar (spread <= SIMILAR_SPREAD), stable
+    (every largest rise <= STABLE_RISE of that curve's area) and the methods ranked by area."""
+    area = {m: curve_area(*c) for m, c in curves.items()}
+    rise = {m: largest_increase(c[1]) for m, c in curves.items()}
+    values = np.array(list(area.values()))
+    spread = float((values.max() - values.min()) / values.min())
+    return {"area": area, "increase": rise, "area_spread": spread, "similar": spread <= SIMILAR_SPREAD,
+            "stable": all(rise[m] <= STABLE_RISE * area[m] for m in curves),
+            "ranking": sorted(area, key=area.get)}
+
+
+def curve_verdict(comparison: dict, profile: str) -> str:
+    """agrees: similar areas and every curve stable; partly: one of the two; else differs."""
+    detail = (f"held-out curves' areas within {100 * comparison['area_spread']:.1f}% "
+              f"({' < '.join(comparison['ranking'])}); largest rises "
+              + ", ".join(f"{m} {v:.1f} nats" for m, v in comparison["increase"].items()))
+    if profile == "smoke":
+        return f"not testable at this profile: smoke runs check the plumbing only ({detail})"
+    word = ("agrees" if comparison["similar"] and comparison["stable"]
+            else "partly" if comparison["similar"] or comparison["stable"] else "differs")
+    return f"{word}: {detail}"
+
 
 PAPER = {
     "relative_spread": "small: 'qualitatively similar learning progress' (Fig. 2 left; no number given)",
+    "heldout_area_spread": "small: similar learning curves (Fig. 2 left; no number given)",
     "verdict": PAPER_CLAIM,
 }
 
 
+def comparison(results: OnlineTrainingResults) -> dict:
+    """:func:`compare_curves` of the held-out curves of ``results``."""
+    return compare_curves({m: (t.eval_steps, t.eval_loss) for m, t in results.traces.items()})
+
+
 def verdict(results: OnlineTrainingResults) -> str:
-    """One sentence: do the methods end within ``SIMILAR_SPREAD`` of each other?"""
-    spread = results.relative_spread()
-    final = results.final_heldout_loss()
-    order = " < ".join(sorted(final, key=final.get))
-    if spread <= SIMILAR_SPREAD:
-        return f"similar: final held-out losses within {100 * spread:.1f}% of each other ({order})"
-    return f"different: final held-out losses differ by {100 * spread:.1f}% ({order})"
+    """The curves' verdict (:func:`curve_verdict`)."""
+    return curve_verdict(comparison(results), results.settings.profile)
 
 
 def summary(results: OnlineTrainingResults) -> dict:
     """Key figures for metrics.json (losses in nats per frame)."""
+    c = comparison(results)
     out: dict = {f"final_heldout_loss_{m}_nats": v for m, v in results.final_heldout_loss().items()}
     out.update({f"worst_heldout_increase_{m}_nats": v for m, v in results.worst_increase().items()})
+    out.update({f"heldout_area_{m}_nats": v for m, v in c["area"].items()})
+    out["heldout_area_spread"] = c["area_spread"]
     out["relative_spread"] = results.relative_spread()
     out["verdict"] = verdict(results)
     return out
