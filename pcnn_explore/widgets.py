@@ -6,7 +6,10 @@ prediction-gain / bonus trace with a moving cursor. ``compare=`` shows a second 
 same episode by another density model side by side (e.g. CTS beside PixelCNN).
 
 The traces are drawn once; moving the slider only blends one frame and paints the cursor into a
-copy of the trace's pixels (a few milliseconds).
+copy of the trace's pixels (a few milliseconds). A colour scale under the frames gives the
+surprise overlay's units (nats per pixel); ``share_y=True`` draws compared models' traces on the
+same y axes. Where widgets cannot render (an executed notebook's HTML, a terminal), the viewer's
+output carries a static image of the step shown (:meth:`EpisodeViewer.static_figure`).
 """
 from __future__ import annotations
 
@@ -43,10 +46,12 @@ class EpisodeViewer(widgets.VBox):
     with another density model, shown beside it. ``labels``: column titles (default: the model
     names). ``alpha``: opacity of the surprise colour. ``scale``: enlargement of the frame
     (pixels). ``interval_ms``: time between frames when playing. ``step``: the first step shown.
+    ``share_y``: the same y range for every model's trace (per quantity), so their numbers compare.
     """
 
     def __init__(self, episode: Episode, compare: Episode | None = None, *, labels=None, alpha: float = 0.7,
-                 scale: int = 2, interval_ms: int = 100, step: int = 0, trace_size=(6.0, 3.2), dpi: int = 80):
+                 scale: int = 2, interval_ms: int = 100, step: int = 0, trace_size=(6.0, 3.2), dpi: int = 80,
+                 share_y: bool = False):
         _check_pair(episode, compare)
         if not isinstance(scale, int) or scale < 1:
             raise ValueError(f"scale must be a positive integer, got {scale!r}")
@@ -61,7 +66,10 @@ class EpisodeViewer(widgets.VBox):
         first = episode_plots._check_step(episode, step)
 
         # Drawn once: the traces (pixels, and where each step's cursor goes).
-        self._traces = [episode_plots.render_trace(e, title=f"{lab}: {e.env_id}", figsize=trace_size, dpi=dpi)
+        self.share_y = bool(share_y)
+        ylims = episode_plots.common_ylims(self.episodes) if self.share_y else None
+        self._traces = [episode_plots.render_trace(e, title=f"{lab}: {e.env_id}", figsize=trace_size, dpi=dpi,
+                                                   ylims=ylims)
                         for e, lab in zip(self.episodes, self.labels)]
 
         self.play = widgets.Play(value=first, min=0, max=n - 1, step=1, interval=interval_ms,
@@ -81,8 +89,12 @@ class EpisodeViewer(widgets.VBox):
             img.add_class("pcnn-trace")
         self.readout = widgets.HTML()
         self.readout.add_class("pcnn-readout")
-        columns = [widgets.VBox([widgets.HTML(f"<b>{html.escape(lab)}</b>"), fi, ti])
-                   for lab, fi, ti in zip(self.labels, self.frame_images, self.trace_images)]
+        self.colour_scale = widgets.Image(value=episode_plots.colour_scale_png(self.vmax, width=width * scale / dpi,
+                                                                               dpi=dpi), format="png")
+        self.colour_scale.add_class("pcnn-colour-scale")
+        columns = [widgets.VBox([widgets.HTML(f"<b>{html.escape(lab)}</b>"), fi]
+                                + ([self.colour_scale] if i == 0 else [widgets.HTML("")]) + [ti])
+                   for i, (lab, fi, ti) in enumerate(zip(self.labels, self.frame_images, self.trace_images))]
         super().__init__([widgets.HBox([self.play, self.slider]), widgets.HBox(columns), self.readout])
         self.add_class("pcnn-episode-viewer")
         self.slider.observe(self._on_step, names="value")
@@ -100,6 +112,41 @@ class EpisodeViewer(widgets.VBox):
             self.slider.value = t  # the observer redraws
         else:
             self._draw(t)
+
+    def static_figure(self):
+        """A matplotlib Figure of the step shown: :func:`~pcnn_explore.plots.episode.compare_figure`
+        for two models, else the frame with its colour bar beside the trace with a cursor."""
+        from matplotlib.figure import Figure
+
+        t = self.step
+        if len(self.episodes) == 2:
+            return episode_plots.compare_figure(*self.episodes, t=t, labels=self.labels, vmax=self.vmax,
+                                                colourbar=True)
+        fig = Figure(figsize=(10.0, 4.2))
+        grid = fig.add_gridspec(2, 2, width_ratios=[1, 2.4])
+        frame_ax = fig.add_subplot(grid[:, 0])
+        episode_plots.frame_figure(self.episodes[0], t, vmax=self.vmax, alpha=self.alpha, label=self.labels[0],
+                                   ax=frame_ax)
+        episode_plots.add_surprise_colourbar(fig, frame_ax, self.vmax)
+        axes = [fig.add_subplot(grid[i, 1]) for i in range(2)]
+        episode_plots._draw_trace(axes, self.episodes[0], ("prediction_gain", "bonus"))
+        for ax in axes:
+            ax.axvline(t, color="k", lw=1.2)
+        return fig
+
+    def _repr_mimebundle_(self, **kwargs):
+        """The widget for front ends that render it, plus a static PNG of the step shown for those
+        that cannot (nbconvert's HTML of an executed notebook shows the image)."""
+        import base64
+        import io
+
+        bundle = super()._repr_mimebundle_(**kwargs)
+        data = bundle[0] if isinstance(bundle, tuple) else bundle
+        if isinstance(data, dict):
+            buf = io.BytesIO()
+            self.static_figure().savefig(buf, format="png", dpi=80)
+            data["image/png"] = base64.b64encode(buf.getvalue()).decode("ascii")
+        return bundle
 
     def _on_step(self, change) -> None:
         self._draw(int(change["new"]))

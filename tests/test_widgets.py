@@ -134,3 +134,24 @@ def test_viewer_compare_side_by_side():
         EpisodeViewer("episode.npz")
     assert show_episode(ep, other, interactive=False) is None
     assert isinstance(show_episode(ep, interactive=True), EpisodeViewer)
+
+
+def test_viewer_has_a_colour_scale_shared_y_and_a_static_image():
+    """The surprise overlay's colour scale (nats per pixel) is shown; share_y draws both models'
+    traces on one y range; the output bundle carries a PNG for front ends without widgets."""
+    from pcnn_explore.plots.episode import common_ylims
+
+    ep, other = make_episode(), make_episode(model="cts", seed=1)
+    other.prediction_gain[:] = ep.prediction_gain * 10
+    viewer = EpisodeViewer(ep, other, share_y=True)
+    assert viewer.colour_scale.value[:4] == b"\x89PNG"
+    lims = common_ylims([ep, other])
+    assert lims[0][1] >= float(other.prediction_gain.max()) and lims[0][0] <= float(ep.prediction_gain.min())
+    unshared = EpisodeViewer(ep, other)
+    assert not np.array_equal(viewer._traces[0][0], unshared._traces[0][0])  # first trace redrawn on the common range
+    data = viewer._repr_mimebundle_()
+    data = data[0] if isinstance(data, tuple) else data
+    assert "application/vnd.jupyter.widget-view+json" in data and "image/png" in data
+    assert len(viewer.static_figure().axes) == 7  # two frames, four traces, the colour bar
+    single = EpisodeViewer(ep)
+    assert len(single.static_figure().axes) == 4  # frame, its colour bar, two traces

@@ -22,9 +22,13 @@ def _new_axes(ncols: int = 1, width: float = 5.0, height: float = 3.4):
 def _draw_curves(ax, curves: Mapping[str, Mapping[str, np.ndarray]], ylabel: str, title: str) -> None:
     if not curves:
         raise ValueError("no curves to plot: the experiment produced no runs")
-    for label, c in curves.items():
+    from pcnn_explore.plots.evaluation import LINE_STYLES, MARKERS, seeds_text
+
+    for i, (label, c) in enumerate(curves.items()):
         x = np.asarray(c["steps"], dtype=float)
-        (line,) = ax.plot(x, c["mean"], label=f"{label} ({len(c['runs'])} seeds)", lw=1.8)
+        (line,) = ax.plot(x, c["mean"], label=f"{label} ({seeds_text(len(c['runs']))})", lw=1.8,
+                          ls=LINE_STYLES[i % len(LINE_STYLES)], marker=MARKERS[i % len(MARKERS)], mfc="none",
+                          markevery=max(1, len(x) // 12))
         if len(c["runs"]) > 1:
             ax.fill_between(x, c["low"], c["high"], color=line.get_color(), alpha=0.2, lw=0)
     ax.set_xlabel("agent steps")
@@ -81,7 +85,8 @@ def plot_paper_scores(table: Mapping[str, Mapping[str, float]], agents: Sequence
         ax.bar(x + (i - (len(agents) - 1) / 2) * width, rel, width, label=a)
     ax.set_xticks(x, [g.replace("Montezuma's Revenge", "Montezuma") for g in games], rotation=20)
     ax.set_ylabel("score / best of the three (min 0)")
-    ax.set_title("Paper: max score over 150M frames, mean of 3 seeds")
-    ax.legend(fontsize=8)
+    ax.set_ylim(0, 1.3)  # room above the bars for the legend
+    ax.set_title("Paper: max score over 150M frames, mean of 3 seeds", fontsize=10)
+    ax.legend(fontsize=8, loc="upper center", ncols=len(agents))
     ax.grid(alpha=0.3, axis="y")
     return fig

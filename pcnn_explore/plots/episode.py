@@ -21,7 +21,7 @@ from typing import Sequence
 import numpy as np
 from matplotlib.figure import Figure
 
-__all__: list[str] = [
+__all__: list[str] = ["common_ylims", "colour_scale_png", "add_surprise_colourbar",
     "surprise_overlay",
     "surprise_scale",
     "frame_figure",
@@ -92,6 +92,47 @@ def _check_step(episode, t: int) -> int:
     return int(t)
 
 
+def add_surprise_colourbar(fig, axes, vmax: float, cmap: str = "inferno"):
+    """A colour bar for the surprise overlay (0..``vmax`` nats per pixel) beside ``axes``."""
+    from matplotlib.cm import ScalarMappable
+    from matplotlib.colors import Normalize
+
+    bar = fig.colorbar(ScalarMappable(Normalize(0.0, vmax), cmap), ax=axes, fraction=0.05, pad=0.02, extend="max")
+    bar.set_label("surprise, -log rho per pixel (nats)", fontsize=7)
+    bar.ax.tick_params(labelsize=7)
+    return bar
+
+
+def colour_scale_png(vmax: float, cmap: str = "inferno", width: float = 3.2, dpi: int = 80) -> bytes:
+    """PNG of a horizontal colour scale of the surprise overlay, 0..``vmax`` nats per pixel (the
+    widget shows it under the frames)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.cm import ScalarMappable
+    from matplotlib.colors import Normalize
+
+    fig = Figure(figsize=(width, 0.62), dpi=dpi)
+    ax = fig.add_axes((0.05, 0.62, 0.9, 0.3))
+    bar = fig.colorbar(ScalarMappable(Normalize(0.0, vmax), cmap), cax=ax, orientation="horizontal", extend="max")
+    bar.ax.tick_params(labelsize=7)
+    bar.set_label("surprise per pixel (nats)", fontsize=7, labelpad=1)
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    return png_bytes(np.asarray(canvas.buffer_rgba()).copy())
+
+
+def common_ylims(episodes, quantities: Sequence[str] = ("prediction_gain", "bonus")) -> list[tuple[float, float]]:
+    """Per quantity, one (low, high) y range covering every episode (5% margins): a shared y axis
+    so compared models' numbers read directly."""
+    out = []
+    for name in quantities:
+        values = np.concatenate([np.asarray(getattr(e, name), np.float64) for e in episodes])
+        values = values[np.isfinite(values)]
+        lo, hi = (float(values.min()), float(values.max())) if len(values) else (0.0, 1.0)
+        pad = 0.05 * (hi - lo) if hi > lo else max(abs(hi), 1.0) * 0.05
+        out.append((lo - pad, hi + pad))
+    return out
+
+
 def frame_figure(episode, t: int, *, vmax: float | None = None, alpha: float = 0.7, label: str | None = None,
                  ax=None) -> Figure:
     """Step ``t``'s RGB frame with the model's surprise map blended over it."""
@@ -160,15 +201,19 @@ def _legend(fig, episode) -> None:
 
 
 def trace_figure(episode, t: int | None = None, *, quantities: Sequence[str] = ("prediction_gain", "bonus"),
-                 title: str | None = None, figsize=(7.0, 3.6)) -> Figure:
+                 title: str | None = None, figsize=(7.0, 3.6), ylims=None) -> Figure:
     """Prediction gain and bonus (or other ``quantities``) over the episode, one panel each.
 
     Markers: rewards (green triangles), life losses (red crosses), episode starts (dashed),
-    room changes (purple lines, labelled). ``t``: draw a cursor at that step.
+    room changes (purple lines, labelled). ``t``: draw a cursor at that step. ``ylims``: one
+    (low, high) per quantity (e.g. :func:`common_ylims` of compared models), else automatic.
     """
     fig = Figure(figsize=figsize)
     axes = fig.subplots(len(quantities), 1, sharex=True, squeeze=False)[:, 0]
     _draw_trace(axes, episode, quantities)
+    if ylims is not None:
+        for ax, lim in zip(axes, ylims):
+            ax.set_ylim(*lim)
     if t is not None:
         t = _check_step(episode, t)
         for ax in axes:
@@ -181,10 +226,11 @@ def trace_figure(episode, t: int | None = None, *, quantities: Sequence[str] = (
 
 def compare_figure(first, second, t: int | None = None, *, labels: Sequence[str] | None = None,
                    quantities: Sequence[str] = ("prediction_gain", "bonus"), vmax: float | None = None,
-                   figsize=(10.0, 7.0)) -> Figure:
+                   figsize=(10.0, 7.0), colourbar: bool = False) -> Figure:
     """Two density models on the same episode, side by side: frame with surprise at step ``t``
     (default: the step of the largest bonus of ``first``) above each model's traces, with shared
-    y axes so the two models' numbers compare directly."""
+    y axes so the two models' numbers compare directly; ``colourbar``: the surprise scale (nats per
+    pixel) beside the frames."""
     if len(first) != len(second) or not np.array_equal(first.actions, second.actions):
         raise ValueError("compare_figure needs two recordings of the same episode (same length and actions); "
                          "record both with the same --env, --policy and --seed")
@@ -206,6 +252,8 @@ def compare_figure(first, second, t: int | None = None, *, labels: Sequence[str]
         hi = max(a[i].get_ylim()[1] for a in trace_axes)
         for a in trace_axes:
             a[i].set_ylim(lo, hi)
+    if colourbar:  # the surprise overlay's scale, after every other axis
+        add_surprise_colourbar(fig, [fig.axes[0], fig.axes[1 + len(quantities)]], vmax)
     _legend(fig, first)
     fig.subplots_adjust(left=0.08, right=0.98, top=0.95, bottom=0.09, hspace=0.35, wspace=0.25)
     return fig
@@ -213,13 +261,13 @@ def compare_figure(first, second, t: int | None = None, *, labels: Sequence[str]
 
 # -- pixels for the widget: draw the trace once, redraw only the cursor -----------------------
 def render_trace(episode, *, quantities: Sequence[str] = ("prediction_gain", "bonus"), title: str | None = None,
-                 figsize=(7.0, 3.6), dpi: int = 80):
+                 figsize=(7.0, 3.6), dpi: int = 80, ylims=None):
     """Draw :func:`trace_figure` (no cursor) to pixels.
 
     Returns ``(rgba, columns, spans)``: the (H, W, 4) uint8 image, the pixel column of every step
     (T,) int, and the (top, bottom) pixel rows of each panel, for :func:`draw_cursor`.
     """
-    fig = trace_figure(episode, quantities=quantities, title=title, figsize=figsize)
+    fig = trace_figure(episode, quantities=quantities, title=title, figsize=figsize, ylims=ylims)
     fig.set_dpi(dpi)
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 

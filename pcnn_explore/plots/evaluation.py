@@ -6,16 +6,23 @@ Every function returns a matplotlib Figure and never selects a backend.
 from __future__ import annotations
 
 import math
-from typing import Collection, Mapping, Sequence
+from typing import Collection, Mapping
 
 import numpy as np
 
 from pcnn_explore.evaluation import SYMMETRIC_NOTE, Improvement
 
-__all__ = ["LINE_STYLES", "plot_eval_curves", "plot_auc_improvements"]
+__all__ = ["LINE_STYLES", "MARKERS", "seeds_text", "plot_eval_curves", "plot_auc_improvements"]
 
 #: one style per line of a figure, in order (colours come from the density model, see variant_colour)
 LINE_STYLES = ("-", "--", "-.", ":", (0, (5, 1, 1, 1, 1, 1)), (0, (1, 2)))
+#: one hollow marker per line, in order, so that lines drawn on top of each other stay visible
+MARKERS = ("o", "s", "^", "D", "v", "P")
+
+
+def seeds_text(n: int) -> str:
+    """'1 seed', '3 seeds'."""
+    return f"{n} seed" + ("" if n == 1 else "s")
 
 
 def plot_eval_curves(lines: Mapping[str, Mapping[str, np.ndarray]], title: str = "", frames_per_step: int = 1,
@@ -41,15 +48,18 @@ def plot_eval_curves(lines: Mapping[str, Mapping[str, np.ndarray]], title: str =
         mean = np.full(runs.shape[1], np.nan)
         np.divide(np.where(have, runs, 0.0).sum(0), n, out=mean, where=n > 0)
         colour = (colours or {}).get(label)
-        (line,) = ax.plot(x, mean, ls=LINE_STYLES[i % len(LINE_STYLES)], lw=1.8, color=colour, marker="." if
-                          runs.shape[1] < 30 else None, label=f"{label} ({runs.shape[0]} seeds)")
+        (line,) = ax.plot(x, mean, ls=LINE_STYLES[i % len(LINE_STYLES)], lw=1.8, color=colour,
+                          marker=MARKERS[i % len(MARKERS)], mfc="none", ms=6 + 1.5 * (len(lines) - 1 - i),
+                          markevery=max(1, runs.shape[1] // 15), label=f"{label} ({seeds_text(runs.shape[0])})")
         if runs.shape[0] > 1 and n.any():
             lo = np.where(n > 0, np.nanmin(np.where(have, runs, np.inf), axis=0), np.nan)
             hi = np.where(n > 0, np.nanmax(np.where(have, runs, -np.inf), axis=0), np.nan)
             ax.fill_between(x, lo, hi, color=line.get_color(), alpha=0.18, lw=0)
     ax.set_xlabel("environment frames" + (f" ({frames_per_step} per agent step)" if frames_per_step > 1 else ""))
     ax.set_ylabel(ylabel)
-    ax.set_title(title, fontsize=10)
+    import textwrap
+
+    ax.set_title("\n".join(textwrap.wrap(title, 70)), fontsize=10)
     ax.ticklabel_format(axis="x", style="sci", scilimits=(0, 4))
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8, loc="best")
