@@ -1,0 +1,54 @@
+"""Fig. 10 (notebook 11): the intrinsic reward over an episode peaks at milestones (room changes).
+
+metrics.json's ``summary`` and ``paper`` for a recorded episode summarised by
+:func:`pcnn_explore.record.summarize_episode` (bonus values are the pseudo-count bonus r+,
+dimensionless; steps are agent steps). The verdict:
+
+- agrees: the bonus at room changes is at least :data:`PEAK_RATIO` times the episode's median and
+  the first room change ranks among the top :data:`TOP_SHARE` of steps by bonus;
+- partly: the bonus at room changes is above the median (one of the two fails);
+- differs: otherwise; not testable: no room change in the episode, or a smoke run.
+"""
+from __future__ import annotations
+
+import math
+
+__all__ = ["PEAK_RATIO", "TOP_SHARE", "PAPER", "verdict", "summary"]
+
+PEAK_RATIO = 2.0
+TOP_SHARE = 0.05
+
+PAPER = {
+    "room_change_to_median": "peaks well above the typical step (Fig. 10; no number given)",
+    "first_room_change_rank": "a peak: among the largest bonuses of the episode",
+    "verdict": "the intrinsic reward peaks at milestones such as entering a new room, even late in training (Fig. 10)",
+}
+
+
+def verdict(s: dict, profile: str, compare: dict | None = None) -> str:
+    """The verdict (see the module docstring) of one episode summary ``s``."""
+    if s.get("first_room_change_step") is None:
+        return "not testable at this profile: the episode has no room change"
+    ratio, rank, n = s["room_change_to_median"], s["first_room_change_rank"], s["n_frames"]
+    detail = (f"{s['density_model']} bonus at room changes {ratio:.2f}x the median; the first room change "
+              f"(step {s['first_room_change_step']}) ranks {rank} of {n} steps")
+    if compare is not None:
+        detail += f"; {compare['density_model']} {compare['room_change_to_median']:.2f}x"
+    if profile == "smoke":
+        return f"not testable at this profile: smoke runs check the plumbing only ({detail})"
+    peak = not math.isnan(ratio) and ratio >= PEAK_RATIO
+    top = rank <= max(1, math.ceil(TOP_SHARE * n))
+    word = "agrees" if peak and top else "partly" if (not math.isnan(ratio) and ratio > 1) else "differs"
+    return f"{word}: {detail}"
+
+
+def summary(s: dict, profile: str, compare: dict | None = None) -> dict:
+    """Key figures for metrics.json's ``summary`` (and ``compare_...`` for the second model)."""
+    keys = ("room_change_to_median", "first_room_change_step", "first_room_change_rank", "n_frames", "max_bonus",
+            "max_bonus_step", "extrinsic_return")
+    out = {k: s[k] for k in keys}
+    if compare is not None:
+        out.update({f"compare_{compare['density_model']}_{k}": compare[k]
+                    for k in ("room_change_to_median", "first_room_change_rank", "max_bonus")})
+    out["verdict"] = verdict(s, profile, compare)
+    return out

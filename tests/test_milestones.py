@@ -1,0 +1,19 @@
+"""Notebook 11's verdict on hand-made episode summaries."""
+from pcnn_explore.experiments.milestones import summary, verdict
+
+
+def _s(ratio, rank, n=200, first=40):
+    return {"density_model": "pixelcnn", "room_change_to_median": ratio, "first_room_change_rank": rank,
+            "n_frames": n, "first_room_change_step": first, "max_bonus": 1.0, "max_bonus_step": 40,
+            "extrinsic_return": 400.0}
+
+
+def test_milestone_verdicts():
+    assert verdict(_s(3.0, 1), "study").startswith("agrees: ")
+    assert verdict(_s(3.0, 50), "study").startswith("partly: ")  # a peak, but not among the top 5%
+    assert verdict(_s(1.5, 1), "study").startswith("partly: ")
+    assert verdict(_s(0.5, 150), "study").startswith("differs: ")
+    assert verdict(_s(3.0, 1), "smoke").startswith("not testable at this profile: ")
+    assert verdict(_s(3.0, None, first=None), "study").startswith("not testable at this profile: ")
+    s = summary(_s(3.0, 1), "study", compare={**_s(1.2, 9), "density_model": "cts"})
+    assert s["compare_cts_room_change_to_median"] == 1.2 and "cts 1.20x" in s["verdict"]
