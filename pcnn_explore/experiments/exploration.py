@@ -1,0 +1,447 @@
+"""Exploration you can see on a laptop (notebook 12): does the bonus make the agent explore, and
+why does the paper's PixelCNN need to know *where* a pixel is?
+
+Three parts, each a function of :class:`ExplorationSettings`:
+
+- :func:`run_deep_sea`: DeepSea-N (:mod:`pcnn_explore.deep_sea`) for each N of ``deep_sea_sizes``
+  and each agent variant (:mod:`pcnn_explore.experiments.agent_variants`; default DQN, DQN + MMC,
+  DQN-CTS, DQN-PixelCNN, DQN-PixelCNN with the position bias, and CTS intrinsic reward only),
+  ``seeds`` runs each of ``deep_sea_episodes`` episodes (N agent steps per episode). A run
+  *reaches the goal late in training* when an episode ending in the last ``late_fraction`` of its
+  steps pays the +1 (return > 0.5; every other return is <= 0).
+- :func:`run_rooms`: coverage (distinct cells visited against agent steps, ``log.csv``'s
+  ``distinct_cells``) on the egocentric MiniGrid-RoomChain task (agent's 7x7 view; the density
+  model sees that view) for DQN and intrinsic-reward-only agents.
+- :func:`pseudo_count_maps`: each density model trained on the DeepSea frames of a random walk,
+  then asked for the pseudo-count of the agent in every cell, beside the true visit counts.
+
+Every training run is one :func:`pcnn_explore.train.train` run (TrainConfig presets, DeepSea's
+:func:`pcnn_explore.envs.env_defaults`), run through :func:`pcnn_explore.experiments.agent_runs.run_specs`.
+Steps are agent steps throughout.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+
+from pcnn_explore.deep_sea import deep_sea_id
+from pcnn_explore.experiments.agent_runs import RunSpec, run_specs
+from pcnn_explore.experiments.agent_variants import check_variant
+from pcnn_explore.experiments.agent_variants import variant_label as label  # the paper's name of a variant
+from pcnn_explore.profiles import ExperimentSettings, check_profile
+
+__all__ = ["ExplorationSettings", "DeepSeaRun", "label", "deep_sea_specs", "room_specs", "run_deep_sea", "run_rooms",
+           "read_deep_sea_run", "coverage_curve", "random_walk_frames", "pseudo_count_maps", "CountMaps",
+           "success_table", "deep_sea_lines", "coverage_table", "map_cells", "deep_sea_goal", "coverage_goal", "location_goal", "verdict", "summary", "metrics",
+           "SUCCESS_RETURN", "GOAL_N"]
+
+#: an episode whose return exceeds this paid DeepSea's +1 (its return is 1 - k 0.01/N; any other is <= 0)
+SUCCESS_RETURN = 0.5
+
+
+@dataclasses.dataclass
+class ExplorationSettings(ExperimentSettings):
+    """Settings of notebook 12. Steps are agent steps; DeepSea runs last ``deep_sea_episodes``
+    episodes of N steps each (steps = episodes x N)."""
+
+    profile: str = "study"
+    seeds: tuple[int, ...] = (0, 1, 2)
+    deep_sea_sizes: tuple[int, ...] = (10, 20)
+    deep_sea_variants: tuple[str, ...] = ("dqn", "dqn_mmc", "cts_mmc", "pixelcnn_mmc", "pixelcnn_pos_mmc",
+                                          "cts_mmc_intrinsic")
+    deep_sea_episodes: int = 1_500
+    #: TrainConfig fields for every DeepSea run, on top of TrainConfig's preset and env_defaults
+    deep_sea_overrides: tuple[tuple[str, Any], ...] = ()
+    late_fraction: float = 0.25  # the last quarter of a run's steps is "late in training"
+    room_env: str = "MiniGrid-RoomChain-R6-v0"
+    room_variants: tuple[str, ...] = ("dqn", "cts_mmc_intrinsic")
+    room_steps: int = 10_000
+    room_overrides: tuple[tuple[str, Any], ...] = (("view", "partial"), ("epsilon_decay_steps", 2_500))
+    counts_size: int = 10  # DeepSea N of the pseudo-count maps
+    counts_episodes: int = 300  # random-walk episodes the density models train on
+    counts_models: tuple[str, ...] = ("cts", "pixelcnn", "pixelcnn_pos")
+    workers: int = 2
+
+    PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
+        "smoke": dict(seeds=(0,), deep_sea_sizes=(5,), deep_sea_variants=("dqn", "cts_mmc", "pixelcnn_pos_mmc"),
+                      deep_sea_episodes=40, room_env="MiniGrid-RoomChain-R3-v0", room_steps=200,
+                      room_overrides=(("view", "partial"),), counts_size=5, counts_episodes=20),
+        "study": dict(),
+        "paper": dict(seeds=(0, 1, 2, 3, 4), deep_sea_sizes=(10, 20, 30, 40), deep_sea_episodes=10_000,
+                      room_env="MiniGrid-RoomChain-R8-v0", room_steps=200_000,
+                      room_variants=("dqn", "cts_mmc_intrinsic", "pixelcnn_mmc_intrinsic",
+                                     "pixelcnn_pos_mmc_intrinsic")),
+    }
+
+    @classmethod
+    def for_notebook(cls, profile: str, seed: int = 0, n_seeds: int | None = None, **sizes: Any):
+        """The preset of ``profile`` with seeds ``seed, seed + 1, ...`` (``n_seeds`` of them; None: as
+        many as the preset has) and any other setting given (None: the preset's)."""
+        check_profile(profile)
+        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+            raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+        n = len(cls.preset(profile).seeds) if n_seeds is None else n_seeds
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+            raise ValueError(f"n_seeds must be a positive integer or None, got {n_seeds!r}")
+        return cls.preset(profile, seeds=tuple(range(int(seed), int(seed) + int(n))), **sizes)
+
+    def check(self) -> None:
+        """Raise ValueError/TypeError on bad settings, before any run starts."""
+        from pcnn_explore.deep_sea import DEEP_SEA_SIZES
+        from pcnn_explore.envs import check_env_id
+
+        check_profile(self.profile)
+        for name in ("seeds", "deep_sea_sizes", "deep_sea_variants", "room_variants", "counts_models"):
+            v = getattr(self, name)
+            if isinstance(v, str) or not isinstance(v, (tuple, list)) or not v:
+                raise TypeError(f"{name} must be a non-empty tuple, got {v!r}")
+        for s in self.seeds:
+            if isinstance(s, bool) or not isinstance(s, (int, np.integer)) or s < 0:
+                raise ValueError(f"seeds must be non-negative integers, got {s!r}")
+        for n in self.deep_sea_sizes:
+            if n not in DEEP_SEA_SIZES:
+                raise ValueError(f"deep_sea_sizes: DeepSea-N exists for N in 3..40, got {n!r}")
+        for v in (*self.deep_sea_variants, *self.room_variants):
+            check_variant(v)
+        for name in ("deep_sea_episodes", "room_steps", "counts_size", "counts_episodes", "workers"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
+                raise ValueError(f"{name} must be a positive integer, got {v!r}")
+        if not 0 < self.late_fraction <= 1:
+            raise ValueError(f"late_fraction must be in (0, 1], got {self.late_fraction!r}")
+        if self.counts_size < 3:
+            raise ValueError(f"counts_size must be at least 3 (DeepSea-3 is the smallest), got {self.counts_size}")
+        check_env_id(self.room_env)
+
+
+# ------------------------------------------------------------------------------------- runs
+def _specs(env: str, variants, seeds, steps: int, profile: str, root: Path, overrides) -> list[RunSpec]:
+    over = tuple(sorted(dict(overrides).items()))
+    return [RunSpec(v, env, int(s), int(steps), profile, str(root / env.replace("/", "_") / f"{v}_s{s}"), over)
+            for v in variants for s in seeds]
+
+
+def deep_sea_specs(settings: ExplorationSettings, out_root: str | os.PathLike) -> list[RunSpec]:
+    """One RunSpec per N x variant x seed; N x ``deep_sea_episodes`` steps each, under ``out_root/deep_sea``."""
+    root = Path(out_root) / "deep_sea"
+    return [spec for n in settings.deep_sea_sizes
+            for spec in _specs(deep_sea_id(n), settings.deep_sea_variants, settings.seeds,
+                               n * settings.deep_sea_episodes, settings.profile, root, settings.deep_sea_overrides)]
+
+
+def room_specs(settings: ExplorationSettings, out_root: str | os.PathLike) -> list[RunSpec]:
+    """One RunSpec per room variant x seed, ``room_steps`` steps each, under ``out_root/rooms``."""
+    return _specs(settings.room_env, settings.room_variants, settings.seeds, settings.room_steps, settings.profile,
+                  Path(out_root) / "rooms", settings.room_overrides)
+
+
+@dataclasses.dataclass
+class DeepSeaRun:
+    """What one DeepSea run shows. Steps are agent steps; cells are (row, column) positions."""
+
+    variant: str
+    size: int  # N
+    seed: int
+    steps: int  # agent steps run
+    episodes: int  # complete episodes
+    successes: int  # episodes that paid the +1
+    late_successes: int  # of them, those ending in the last late_fraction of the steps
+    first_success_step: float  # agent step of the first +1 (NaN: never)
+    distinct_cells: int  # cells visited by the end (the N x N grid and the row below it)
+    reachable_cells: int  # N (N + 1) / 2 grid cells + N below the grid
+
+    @property
+    def reached_late(self) -> bool:
+        return self.late_successes > 0
+
+
+def read_deep_sea_run(out_dir: str | os.PathLike, variant: str, size: int, seed: int, steps: int,
+                      late_fraction: float = 0.25) -> DeepSeaRun:
+    """Summarise the ``log.csv`` of a DeepSea run of ``steps`` agent steps."""
+    from pcnn_explore.train import read_log
+
+    log = read_log(out_dir)
+    done = log["complete"] == 1
+    success = done & (log["return"] > SUCCESS_RETURN)
+    late = success & (log["step"] > steps * (1.0 - late_fraction))
+    cells = np.nan_to_num(log["distinct_cells"], nan=0.0)
+    first = log["step"][success][0] if success.any() else np.nan
+    return DeepSeaRun(variant, int(size), int(seed), int(log["step"][-1]) if len(log["step"]) else 0,
+                      int(done.sum()), int(success.sum()), int(late.sum()), float(first),
+                      int(cells.max()) if len(cells) else 0, size * (size + 1) // 2 + size)
+
+
+def run_deep_sea(settings: ExplorationSettings, output_dir: str | os.PathLike, progress: bool = False
+                 ) -> list[DeepSeaRun]:
+    """Train (or read back finished) DeepSea runs; one :class:`DeepSeaRun` per N x variant x seed."""
+    settings.check()
+    specs = deep_sea_specs(settings, Path(output_dir) / "runs")
+    run_specs(specs, settings.workers, progress=progress)
+    return [read_deep_sea_run(s.out_dir, s.variant, int(s.env.split("-")[1]), s.seed, s.steps, settings.late_fraction)
+            for s in specs]
+
+
+def coverage_curve(out_dir: str | os.PathLike, grid: np.ndarray) -> np.ndarray:
+    """Distinct cells visited by each agent step of ``grid`` (float (len(grid),)), from ``log.csv``.
+
+    The log has one row per episode with the count at the episode's end; between two ends the
+    count is taken as the earlier one (a lower bound), 0 before the first end; NaN after the run.
+    """
+    from pcnn_explore.train import read_log
+
+    log = read_log(out_dir)
+    ends, cells = log["step"], np.nan_to_num(log["distinct_cells"], nan=0.0)
+    idx = np.searchsorted(ends, grid, side="right") - 1
+    out = np.where(idx >= 0, cells[np.clip(idx, 0, None)] if len(cells) else 0.0, 0.0)
+    return np.where(grid > (ends[-1] if len(ends) else 0), np.nan, out)
+
+
+def run_rooms(settings: ExplorationSettings, output_dir: str | os.PathLike, n_points: int = 50,
+              progress: bool = False) -> dict[str, Any]:
+    """Train (or read back) the egocentric runs; return ``{"steps": (n_points,) agent steps,
+    "cells": {variant: (n_seeds, n_points) distinct cells}}``."""
+    settings.check()
+    specs = room_specs(settings, Path(output_dir) / "runs")
+    run_specs(specs, settings.workers, progress=progress)
+    grid = np.linspace(0, settings.room_steps, n_points + 1)[1:].round().astype(np.int64)
+    cells = {v: np.stack([coverage_curve(s.out_dir, grid) for s in specs if s.variant == v])
+             for v in settings.room_variants}
+    return {"env": settings.room_env, "steps": grid, "cells": cells, "reachable": map_cells(settings.room_env)}
+
+
+def map_cells(env_id: str) -> int | None:
+    """Cells the agent can stand on in a RoomChain map (None for other envs)."""
+    import gymnasium as gym
+
+    from pcnn_explore.envs import check_env_id
+    from pcnn_explore.experiments.tasks import RoomChainEnv, room_chain_cells
+
+    check_env_id(env_id)
+    env = gym.make(env_id).unwrapped
+    return room_chain_cells(env.n_rooms, env.room_size) if isinstance(env, RoomChainEnv) else None
+
+
+# ------------------------------------------------------------------------------- summaries
+def success_table(runs: list[DeepSeaRun]) -> dict[str, dict[int, dict[str, Any]]]:
+    """variant -> N -> {"seeds": runs, "reached_late": seeds that reach the goal late in training,
+    "late_successes": per seed, episodes paying +1 in the late part, "first_success_steps": per
+    seed (NaN: never), "distinct_cells": per seed, "reachable_cells": N (N + 1) / 2 + N}."""
+    table: dict[str, dict[int, dict[str, Any]]] = {}
+    for r in runs:
+        row = table.setdefault(r.variant, {}).setdefault(r.size, {
+            "seeds": 0, "reached_late": 0, "late_successes": [], "first_success_steps": [], "distinct_cells": [],
+            "reachable_cells": r.reachable_cells})
+        row["seeds"] += 1
+        row["reached_late"] += int(r.reached_late)
+        row["late_successes"].append(r.late_successes)
+        row["first_success_steps"].append(r.first_success_step)
+        row["distinct_cells"].append(r.distinct_cells)
+    return table
+
+
+def deep_sea_lines(table: dict[str, dict[int, dict[str, Any]]]) -> list[str]:
+    """One line per variant and N: seeds reaching the goal late, late +1 episodes per seed, the
+    step of the first +1 per seed, cells visited of those reachable."""
+    return [f"{label(v):45s} N={n:2d}  reached late: {row['reached_late']}/{row['seeds']}  late +1 episodes per "
+            f"seed: {row['late_successes']}  first +1 at step: {[None if np.isnan(x) else int(x) for x in row['first_success_steps']]}"
+            f"  cells: {row['distinct_cells']} of {row['reachable_cells']}"
+            for v, rows in table.items() for n, row in sorted(rows.items())]
+
+
+def coverage_table(rooms: dict[str, Any]) -> dict[str, dict[str, float]]:
+    """variant -> {"final_cells_mean", "final_cells_min", "final_cells_max"} at the last step."""
+    out = {}
+    for v, c in rooms["cells"].items():
+        last = c[:, -1]
+        out[v] = {"final_cells_mean": float(np.mean(last)), "final_cells_min": float(np.min(last)),
+                  "final_cells_max": float(np.max(last))}
+    return out
+
+
+BONUS_AGENTS = ("cts_mmc", "pixelcnn_pos_mmc")  # the goal: these reach DeepSea's +1 in every seed
+BASELINES = ("dqn", "dqn_mmc")  # ... and these in none
+GOAL_N = 20  # ... on DeepSea-N with N >= GOAL_N (the issue's goal)
+
+
+def deep_sea_goal(table: dict[str, dict[int, dict[str, Any]]]) -> dict[str, Any]:
+    """The issue's DeepSea goal, per N >= GOAL_N that was run: DQN-CTS and DQN-PixelCNN with the
+    position bias reach the goal late in training in every seed, DQN and DQN + MMC in none.
+    ``{"sizes": [...], "holds": bool or None (None: no N >= GOAL_N was run), "detail": {N: {variant:
+    "k of n seeds"}}}``; and ``largest_separated``: the largest N (any size) where every bonus agent
+    run reaches the goal in every seed and every baseline run in none (None: no such N)."""
+    sizes = sorted({n for rows in table.values() for n in rows})
+    big = [n for n in sizes if n >= GOAL_N]
+    detail = {n: {v: f"{table[v][n]['reached_late']} of {table[v][n]['seeds']} seeds"
+                  for v in table if n in table[v]} for n in sizes}
+
+    def separated(n: int) -> bool:
+        bonus = [table[v][n] for v in BONUS_AGENTS if v in table and n in table[v]]
+        base = [table[v][n] for v in BASELINES if v in table and n in table[v]]
+        return bool(bonus) and bool(base) and all(r["reached_late"] == r["seeds"] for r in bonus) \
+            and all(r["reached_late"] == 0 for r in base)
+
+    ok = [n for n in sizes if separated(n)]
+    return {"sizes": big, "holds": (all(separated(n) for n in big) if big else None), "detail": detail,
+            "largest_separated": max(ok) if ok else None}
+
+
+def coverage_goal(rooms: dict[str, Any], baseline: str = "dqn", factor: float = 2.0) -> dict[str, Any]:
+    """The issue's coverage goal: every intrinsic-only variant's mean distinct cells at the end is at
+    least ``factor`` times the baseline's. ``{"ratios": {variant: ratio}, "holds": bool or None}``."""
+    final = coverage_table(rooms)
+    if baseline not in final:
+        return {"ratios": {}, "holds": None}
+    base = final[baseline]["final_cells_mean"]
+    ratios = {v: (f["final_cells_mean"] / base if base > 0 else float("inf"))
+              for v, f in final.items() if v.endswith("_intrinsic")}
+    return {"ratios": ratios, "holds": (all(r >= factor for r in ratios.values()) if ratios else None)}
+
+
+def location_goal(maps: "CountMaps", paper: str = "pixelcnn", located: tuple[str, ...] = ("cts", "pixelcnn_pos"),
+                  min_spearman: float = 0.5, max_spread: float = 0.5) -> dict[str, Any]:
+    """The paper's PixelCNN cannot tell the cells of a row apart (log rho spreads less than
+    ``max_spread`` nats over a row, mean over rows) while the located models rank cells by their
+    visits (Spearman >= ``min_spearman``). ``{"holds": bool or None, "summary": CountMaps.summary()}``."""
+    summ = maps.summary()
+    if paper not in summ or not any(m in summ for m in located):
+        return {"holds": None, "summary": summ}
+    holds = summ[paper]["row_spread_nats"] < max_spread and all(
+        summ[m]["spearman_log_rho_vs_visits"] >= min_spearman for m in located if m in summ)
+    return {"holds": bool(holds), "summary": summ}
+
+
+def verdict(profile: str, goals: dict[str, dict[str, Any]]) -> str:
+    """agrees (every goal that could be tested holds), partly (some), differs (none), or
+    "not testable at this profile" (smoke, or no goal testable)."""
+    tested = [g["holds"] for g in goals.values() if g.get("holds") is not None]
+    if profile == "smoke" or not tested:
+        return "not testable at this profile"
+    return "agrees" if all(tested) else "partly" if any(tested) else "differs"
+
+
+def summary(profile: str, table: dict, rooms: dict, maps: "CountMaps") -> dict[str, Any]:
+    """The goals of notebook 12 with the numbers that decide them, one line each, and the verdict."""
+    goals = {"deep_sea": deep_sea_goal(table), "coverage": coverage_goal(rooms), "location": location_goal(maps)}
+    d, c, loc = goals["deep_sea"], goals["coverage"], goals["location"]["summary"]
+
+    def status(h):
+        return "not run at this profile" if h is None else ("holds" if h else "does not hold")
+
+    lines = [f"DeepSea, N >= {GOAL_N}: DQN-CTS and DQN-PixelCNN (position bias) reach the goal late in every seed, "
+             f"DQN and DQN + MMC in none: {status(d['holds'])}"]
+    for n, row in d["detail"].items():
+        lines.append(f"  N = {n}: " + ", ".join(f"{label(v)} {t}" for v, t in row.items()))
+    lines.append(f"  largest N where the bonus agents reach it in every seed and the baselines in none: "
+                 f"{d['largest_separated']}")
+    lines.append("egocentric task: intrinsic-only agents visit >= 2x the distinct cells of DQN: "
+                 f"{status(c['holds'])} (ratios " + ", ".join(f"{label(v)} {r:.2f}" for v, r in c["ratios"].items())
+                 + ")")
+    lines.append("location: the paper's PixelCNN gives every cell of a row the same probability while CTS and the "
+                 f"position-biased PixelCNN rank cells by visits: {status(goals['location']['holds'])} ("
+                 + "; ".join(f"{m}: spread {v['row_spread_nats']:.2f} nats, Spearman "
+                             f"{v['spearman_log_rho_vs_visits']:.2f}" for m, v in loc.items()) + ")")
+    return {"verdict": verdict(profile, goals), "goals": goals, "lines": lines}
+
+
+def metrics(settings: ExplorationSettings, table: dict, rooms: dict, maps: "CountMaps", summ: dict) -> dict[str, Any]:
+    """What notebook 12 writes to ``metrics.json`` (keys are strings; N as "N=10")."""
+    deep = {v: {f"N={n}": {k: row[k] for k in ("seeds", "reached_late", "late_successes", "first_success_steps",
+                                                 "distinct_cells", "reachable_cells")}
+                for n, row in rows.items()} for v, rows in table.items()}
+    return {"profile": settings.profile, "seeds": list(settings.seeds), "settings": settings.to_dict(),
+            "deep_sea": deep, "coverage": coverage_table(rooms), "count_maps": maps.summary(),
+            "summary": {"verdict": summ["verdict"], "lines": summ["lines"],
+                        "goals": {k: {kk: vv for kk, vv in g.items() if kk != "summary"}
+                                  for k, g in summ["goals"].items()}}}
+
+
+# ------------------------------------------------------------------------ pseudo-count maps
+def random_walk_frames(size: int, episodes: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """DeepSea-``size`` under uniformly random actions: the density frames of the states acted in
+    ((episodes * size, size, size) uint8, levels 0..7) and the visit count of each cell ((size, size) int64)."""
+    from pcnn_explore.deep_sea import DeepSeaEnv
+
+    env, rng = DeepSeaEnv(size), np.random.default_rng(seed)
+    frames, counts = [], np.zeros((size, size), np.int64)
+    for _ in range(episodes):
+        env.reset()
+        for _ in range(size):
+            frames.append(env.density_frame())
+            counts[env.row, env.column] += 1
+            env.step(int(rng.integers(2)))
+    return np.stack(frames), counts
+
+
+@dataclasses.dataclass
+class CountMaps:
+    """What each density model makes of the agent in each DeepSea cell after training on a random
+    walk's frames. Maps are (N, N), NaN where the agent can never be (column > row).
+
+    true: visits of each cell in the walk (int). For each model name: log_rho, log rho_n(x) in nats
+    of the frame x with the agent in that cell; pg, its prediction gain log rho'_n(x) - log rho_n(x)
+    in nats after one update on a copy; pseudo, its pseudo-count rho (1 - rho') / (rho' - rho)
+    (inf where PG <= 0: the model is not surprised at all).
+    """
+
+    size: int
+    true: np.ndarray
+    log_rho: dict[str, np.ndarray]
+    pg: dict[str, np.ndarray]
+    pseudo: dict[str, np.ndarray]
+
+    def reachable(self) -> np.ndarray:
+        return np.tril(np.ones((self.size, self.size), bool))
+
+    def summary(self) -> dict[str, dict[str, float]]:
+        """model -> Spearman rank correlation of log rho with the true counts over reachable cells
+        (a count-like model ranks cells by their visits; 0 for a constant map), the spread of log rho
+        over the cells of each row (max - min, mean over rows, nats: 0 when the model cannot tell
+        cells of a row apart), and the median PG of visited and of unvisited cells (nats)."""
+        mask = self.reachable()
+        t = self.true[mask]
+
+        def rank(x):
+            return np.argsort(np.argsort(x, kind="stable"), kind="stable").astype(float)
+
+        out = {}
+        for name, lp in self.log_rho.items():
+            q, g = lp[mask], self.pg[name][mask]
+            rho = float(np.corrcoef(rank(t), rank(q))[0, 1]) if np.ptp(q) > 0 else 0.0
+            spread = float(np.mean([np.ptp(lp[r, : r + 1]) for r in range(1, self.size)]))
+            out[name] = {"spearman_log_rho_vs_visits": rho, "row_spread_nats": spread,
+                         "median_pg_visited": float(np.median(g[t > 0])),
+                         "median_pg_unvisited": float(np.median(g[t == 0])) if (t == 0).any() else float("nan")}
+        return out
+
+
+def pseudo_count_maps(settings: ExplorationSettings, seed: int = 0) -> CountMaps:
+    """Train each of ``counts_models`` online on a random walk's frames on DeepSea-``counts_size``
+    (``counts_episodes`` episodes), then score the frame with the agent in each reachable cell:
+    log rho, and PG and pseudo-count from one update on a copy of the trained model."""
+    from pcnn_explore.bonus import pseudo_count
+    from pcnn_explore.density import make_density
+
+    settings.check()
+    n = settings.counts_size
+    frames, counts = random_walk_frames(n, settings.counts_episodes, seed)
+    maps: dict[str, dict[str, np.ndarray]] = {"log_rho": {}, "pg": {}, "pseudo": {}}
+    for name in settings.counts_models:
+        model = make_density(name, n, n, 8, seed=seed)
+        for f in frames:
+            model.update(f)
+        state, probe = model.state_dict(), make_density(name, n, n, 8, seed=seed)
+        lp, pg, pc = (np.full((n, n), np.nan) for _ in range(3))
+        for r in range(n):
+            for c in range(r + 1):
+                frame = np.zeros((n, n), np.uint8)
+                frame[r, c] = 7
+                probe.load_state_dict(state)
+                before, after = probe.update(frame)
+                lp[r, c], pg[r, c], pc[r, c] = before, after - before, pseudo_count(before, after)
+        for key, value in (("log_rho", lp), ("pg", pg), ("pseudo", pc)):
+            maps[key][name] = value
+    return CountMaps(n, counts, **maps)
