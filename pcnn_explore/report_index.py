@@ -132,7 +132,8 @@ def _section(rec: dict, out: Path) -> tuple[str, str]:
     profile = rec.get("profile") or (metrics or {}).get("profile") or ""
     status = '<span class="ok">ok</span>' if rec["status"] == "ok" else '<span class="failed">failed</span>'
     row = (f'<tr><td>{link}<br><small>{status}, {html.escape(str(profile))}, {rec["seconds"]:.1f} s</small></td>'
-           f'<td>{_badge(word)}</td><td>{html.escape(str(claim))}</td><td>{thumb}</td></tr>')
+           f'<td>{_badge(word)}</td><td>{html.escape(str(claim))}<br><small class="why">'
+           f'{html.escape(str(verdict_text or ""))}</small></td><td>{thumb}</td></tr>')
     detail = (f'<section id="{html.escape(name)}"><h2>{link} {_badge(word)}</h2>'
               f'<p class="verdict">{html.escape(str(verdict_text or ""))}</p>{_table(summary, paper)}</section>')
     return row, detail
@@ -164,7 +165,7 @@ table.fig td, table.fig th {{ border: none; border-bottom: 1px solid #eee; font-
 .ok {{ color: #060; font-weight: bold; }} .failed {{ color: #a00; font-weight: bold; }}
 .badge {{ color: white; padding: 2px 8px; border-radius: 4px; font-weight: bold; white-space: nowrap; }}
 .banner {{ background: #fff3cd; border: 2px solid #b7791f; padding: 10px; margin-bottom: 1em; }}
-img.thumb {{ max-width: 220px; max-height: 140px; }} .verdict {{ font-size: 95%; }}
+small.why {{ color: #555; }} img.thumb {{ max-width: 220px; max-height: 140px; }} .verdict {{ font-size: 95%; }}
 </style></head><body>
 <h1>pcnn-explore reproduce: profile <code>{html.escape(", ".join(sorted(profiles)))}</code></h1>
 {banner}
