@@ -30,7 +30,7 @@ def _assigned_names(path) -> list[str]:
 
 
 def test_every_notebook_is_checked():
-    assert len(NOTEBOOK_PATHS) == 12
+    assert len(NOTEBOOK_PATHS) == 13
 
 
 @pytest.mark.parametrize("path", NOTEBOOK_PATHS, ids=lambda p: p.stem)

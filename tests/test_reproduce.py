@@ -79,7 +79,7 @@ def test_notebooks_run_in_their_output_directory(full_run, fake_notebooks):
 def test_the_default_notebooks_are_the_package_data():
     assert DEFAULT_NOTEBOOKS == resources.notebooks_dir()
     names = [p.name for p in find_notebooks()]
-    assert len(names) == 12 and names[0] == "00_pseudo_counts.ipynb" and names[-1] == "11_intrinsic_reward_episode.ipynb"
+    assert len(names) == 13 and names[0] == "00_pseudo_counts.ipynb" and names[-1] == "12_exploration_on_a_laptop.ipynb"
 
 
 def test_output_carries_no_kernel_noise(fake_notebooks, tmp_path, capfd):
