@@ -59,10 +59,10 @@ def test_steps_must_be_a_multiple_of_num_envs():
 
 
 @pytest.mark.slow
-def test_sigkill_then_resume_with_two_envs_matches_uninterrupted(tmp_path):
-    steps, every = 800, 100
+@pytest.mark.parametrize("agent, steps, every", [("dqn", 800, 100), ("reactor", 400, 60)])
+def test_sigkill_then_resume_with_two_envs_matches_uninterrupted(tmp_path, agent, steps, every):
     common = [sys.executable, "-m", "pcnn_explore", "train", "--env", ENV, "--bonus", "cts", "--profile", "smoke",
-              "--seed", "2", "--steps", str(steps), "--num-envs", "2", "--n-actions", "3",
+              "--seed", "2", "--steps", str(steps), "--num-envs", "2", "--n-actions", "3", "--agent", agent,
               "--checkpoint-every", str(every), "--no-progress"]
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     killed, ref = tmp_path / "killed", tmp_path / "ref"
@@ -70,7 +70,7 @@ def test_sigkill_then_resume_with_two_envs_matches_uninterrupted(tmp_path):
                             stderr=subprocess.PIPE)
     ckpt, deadline = killed / "checkpoint.pt", time.time() + 120
     while time.time() < deadline and proc.poll() is None:  # kill between two checkpoints
-        if ckpt.exists() and 200 <= load(ckpt)["step"] < steps - 2 * every:
+        if ckpt.exists() and 2 * every <= load(ckpt)["step"] < steps - 2 * every:
             time.sleep(0.05)
             break
         time.sleep(0.01)
@@ -96,7 +96,7 @@ def test_sigkill_then_resume_with_two_envs_matches_uninterrupted(tmp_path):
 @pytest.mark.parametrize("epsilon", [0.0, 0.5, 1.0])
 def test_batched_epsilon_greedy_draws_like_one_act_per_env(epsilon):
     from pcnn_explore.agents.dqn import DQNAgent
-    from pcnn_explore.run.loop import epsilon_greedy
+    from pcnn_explore.run.learners import epsilon_greedy
 
     agent = DQNAgent((3, 5, 5), 4, hidden=16)
     obs = [np.random.default_rng(i).integers(0, 255, (3, 5, 5), dtype=np.uint8) for i in range(7)]
@@ -122,3 +122,22 @@ def test_bonus_fraction_updates_the_model_on_a_seeded_share_of_steps(tmp_path):
     none = TrainConfig.preset("smoke", env=ENV, steps=100, tensorboard=False, out_dir=str(tmp_path / "none"))
     train(none, progress=False)
     assert (read_log(none.out_dir)["density_updates"] == 0).all()
+
+
+def test_reactor_with_the_sub_sampled_bonus(tmp_path):
+    cfg = TrainConfig.preset("smoke", env=ENV, agent="reactor", bonus="pixelcnn", steps=400, seed=0,
+                             tensorboard=False, out_dir=str(tmp_path / "r"))
+    assert cfg.bonus_fraction == 0.25 and cfg.mmc_beta == 0.0  # the paper's Reactor-PixelCNN: 25%, Retrace
+    train(cfg, progress=False)
+    log, ck = read_log(cfg.out_dir), load(Path(cfg.out_dir) / "checkpoint.pt")
+    assert log["density_updates"][-1] == ck["bonus"]["n"] and 70 <= ck["bonus"]["n"] <= 130
+    assert np.isnan(log["epsilon"]).all() and np.isfinite(log["td_loss"][-1])
+    assert set(ck["agent"]) == {"net", "target", "optimizer", "h", "c"}
+    from pcnn_explore.train import load_policy
+
+    env_id, policy = load_policy(cfg.out_dir)
+    obs, _ = policy.make_env(seed=3).reset()
+    policy.reset()
+    assert env_id == ENV and 0 <= policy(obs) < 7
+    with pytest.raises(ValueError, match="mmc_beta is DQN's mixed Monte Carlo target"):
+        TrainConfig.preset("smoke", env=ENV, agent="reactor", mmc_beta=0.1)

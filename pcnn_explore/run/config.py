@@ -40,7 +40,9 @@ def choices() -> dict[str, tuple[str, ...]]:
     from pcnn_explore.agents.replay import RUNNING_EPISODE_POLICIES
     from pcnn_explore.bonus import SCHEDULES
 
-    return {"bonus": BONUSES, "pg_schedule": tuple(SCHEDULES), "scored_frame": SCORED_FRAMES,
+    from pcnn_explore.run.learners import AGENTS
+
+    return {"agent": AGENTS, "bonus": BONUSES, "pg_schedule": tuple(SCHEDULES), "scored_frame": SCORED_FRAMES,
             "running_episode": tuple(RUNNING_EPISODE_POLICIES), "optimizer": tuple(OPTIMIZERS),
             "network": ("auto", "nature", "small"), "view": ("full", "partial"), "profile": PROFILES}
 
@@ -52,12 +54,13 @@ class TrainConfig(ExperimentSettings):
     Steps, periods and capacities are in agent steps (Atari: 4 emulator frames per agent step).
     """
 
-    env: str = "MiniGrid-Empty-5x5-v0"  # ALE/<Game>-v5 or a MiniGrid-* id, e.g. ALE/MontezumaRevenge-v5
+    env: str = "MiniGrid-Empty-5x5-v0"  # ALE/<Game>-v5, a MiniGrid-* id or DeepSea-N-v0, e.g. ALE/MontezumaRevenge-v5
+    agent: str = "dqn"  # dqn (the paper's DQN, with MMC where mmc_beta > 0) or reactor (Retrace actor-critic, Sec. 4.2)
     bonus: str = "none"  # density model of the pseudo-count bonus, or none
     mmc_beta: float | None = None  # beta of the mixed Monte Carlo target; auto: 0.1 with a bonus, 0 without (the paper's)
     pg_scale: float = 0.1  # c in r+ = (exp(c n^-1/2 PG+) - 1)^-1/2
     pg_schedule: str = "inverse_sqrt"  # decay of c over density-model updates n
-    bonus_fraction: float = 1.0  # share of agent steps, drawn at random (seeded), on which the density model is updated and r+ added; n counts updates
+    bonus_fraction: float | None = None  # share of agent steps, drawn at random (seeded), on which the density model is updated and r+ added (auto: 1 for dqn, 0.25 for reactor, as in the paper)
     scored_frame: str = "state"  # the frame the density model scores: the state acted in (the paper's), or the next
     intrinsic_only: bool = False  # learn from r+ alone (the extrinsic return is still logged)
     double_q: bool = False  # double Q-learning (the paper: regular Q-learning)
@@ -126,8 +129,11 @@ class TrainConfig(ExperimentSettings):
 
     def __post_init__(self) -> None:
         if self.mmc_beta is None:
-            # The paper: intrinsically motivated agents use MMC (beta 0.1), the baseline DQN does not.
-            self.mmc_beta = 0.0 if self.bonus == "none" else 0.1
+            # The paper: intrinsically motivated agents use MMC (beta 0.1), the baseline DQN does not;
+            # Reactor evaluates its policy with Retrace instead.
+            self.mmc_beta = 0.0 if self.bonus == "none" or self.agent == "reactor" else 0.1
+        if self.bonus_fraction is None:
+            self.bonus_fraction = 0.25 if self.agent == "reactor" else 1.0
         self.validate()
 
     @property
@@ -158,6 +164,9 @@ class TrainConfig(ExperimentSettings):
         if self.steps % self.num_envs:
             raise SettingError(f"{{steps}} ({self.steps}) must be a multiple of {{num_envs}} ({self.num_envs}): "
                                "each vector step advances every env once")
+        if self.agent == "reactor" and self.mmc_beta:
+            raise SettingError("{mmc_beta} is DQN's mixed Monte Carlo target; Reactor evaluates its policy with "
+                               "Retrace: leave {mmc_beta} at auto (0) with {agent} reactor")
         if self.intrinsic_only and self.bonus == "none":
             raise SettingError("{intrinsic_only} needs {bonus}",
                                python={"intrinsic_only": "intrinsic_only=True", "bonus": "a bonus: set bonus to "

@@ -23,12 +23,12 @@ from pcnn_explore.run.config import TrainConfig
 from pcnn_explore.exploration import ExplorationTracker
 from pcnn_explore.run.metrics import EpisodeStats, WindowStats, crossed, exploration_columns, tensorboard_writer
 from pcnn_explore.run.envs import Slot, make_pool
+from pcnn_explore.run.learners import make_learner
 from pcnn_explore.run.scorer import BonusScorer
-from pcnn_explore.run.shards import ReplayShards
 from pcnn_explore.run.state import (CHECKPOINT, CheckpointWriter, CsvLog, Resume, episode_seed, open_run, read_log,
                                     restore_rng_states, rng_states, truncate_log, write_settings)
 
-__all__ = ["TrainResult", "train", "run_loop", "epsilon_at", "epsilon_greedy", "describe"]
+__all__ = ["TrainResult", "train", "run_loop", "epsilon_at", "describe", "build"]
 
 
 @dataclass
@@ -55,23 +55,6 @@ def epsilon_at(cfg: TrainConfig, step: int) -> float:
     return cfg.epsilon_start + frac * (cfg.epsilon_end - cfg.epsilon_start)
 
 
-def epsilon_greedy(agent, observations, epsilon: float, rng: np.random.Generator) -> list[int]:
-    """Epsilon-greedy actions of N envs, with one Q-network forward for all greedy ones.
-
-    Draws from ``rng`` exactly as N calls of ``agent.act`` in env order would (one uniform per env,
-    and one integer where it explores), so N = 1 is the single-env run.
-    """
-    actions = [int(rng.integers(agent.n_actions)) if rng.random() < epsilon else None for _ in observations]
-    greedy = [i for i, a in enumerate(actions) if a is None]
-    if greedy:
-        x = torch.from_numpy(np.stack([observations[i] for i in greedy])).to(agent.device)
-        with torch.no_grad():
-            best = agent.q(x).argmax(dim=1).tolist()
-        for i, a in zip(greedy, best):
-            actions[i] = int(a)
-    return actions
-
-
 def describe(cfg: TrainConfig) -> str:
     """The resolved settings, one ``name=value`` per field, wrapped for a terminal."""
     import textwrap
@@ -81,10 +64,9 @@ def describe(cfg: TrainConfig) -> str:
 
 
 def build(cfg: TrainConfig):
-    """(envs, agent, replay, bonus or None), all seeded from ``cfg.seed``."""
-    from pcnn_explore.agents.dqn import DQNAgent
+    """(envs, learner, bonus or None), all seeded from ``cfg.seed``; the learner pairs the agent
+    (``cfg.agent``) with its replay (:mod:`pcnn_explore.run.learners`)."""
     from pcnn_explore.bonus import PseudoCountBonus
-    from pcnn_explore.agents.replay import replay_device
     from pcnn_explore.density import make_density
     from pcnn_explore.envs import density_shape, is_atari
 
@@ -93,19 +75,13 @@ def build(cfg: TrainConfig):
     torch.manual_seed(cfg.seed)
     envs = make_pool(cfg)
     obs_shape, n_actions = envs.observation_space.shape, int(envs.action_space.n)
-    agent = DQNAgent(obs_shape, n_actions, network=cfg.network, hidden=cfg.hidden, gamma=cfg.gamma,
-                     mmc_beta=cfg.mmc_beta, double_q=cfg.double_q, optimizer=cfg.optimizer, lr=cfg.lr,
-                     device=cfg.device)
     stack = cfg.frame_stack if cfg.frame_stack is not None else (4 if is_atari(cfg.env) else 1)
-    # on CUDA the replay's frames live on the GPU where they fit, so a batch never crosses PCIe
-    replay = ReplayShards(cfg.num_envs, cfg.replay_capacity, obs_shape, stack=stack, gamma=cfg.gamma,
-                          running_episode=cfg.running_episode,
-                          device=replay_device(cfg.device, cfg.replay_capacity, obs_shape, stack))
+    learner = make_learner(cfg, obs_shape, n_actions, stack)
     bonus = None
     if cfg.bonus != "none":
         model = make_density(cfg.bonus, *density_shape(cfg.env), lr=cfg.density_lr, device=cfg.device, seed=cfg.seed)
         bonus = PseudoCountBonus(model, scale=cfg.pg_scale, schedule=cfg.pg_schedule)
-    return envs, agent, replay, bonus
+    return envs, learner, bonus
 
 
 def train(cfg: TrainConfig, resume: bool = False, progress: bool = True) -> TrainResult:
@@ -134,15 +110,14 @@ def run_loop(cfg: TrainConfig, start: Resume, progress: bool = True) -> TrainRes
     out.mkdir(parents=True, exist_ok=True)
     if cfg.num_threads:
         torch.set_num_threads(cfg.num_threads)
-    envs, agent, replay, bonus = build(cfg)
+    envs, learner, bonus = build(cfg)
     rng = np.random.default_rng(np.random.SeedSequence([cfg.seed, 0xA6E7]))
     scored_rng = np.random.default_rng(np.random.SeedSequence([cfg.seed, 0xB0B5]))  # which steps get a bonus
     step, episodes, saved, running = 0, 0, start.saved, [None] * cfg.num_envs
     tracker = ExplorationTracker()
     if saved is not None:
         tracker.load_state_dict(saved["exploration"])
-        agent.load_state_dict(saved["agent"])
-        replay.load_state_dict(saved["replay"])
+        learner.load_state_dict(saved)
         if bonus is not None:
             bonus.load_state_dict(saved["bonus"])
         restore_rng_states(rng, saved["rng"], scored=scored_rng)
@@ -158,7 +133,7 @@ def run_loop(cfg: TrainConfig, start: Resume, progress: bool = True) -> TrainRes
         obs, info = envs.start(i, episode_seed(cfg.seed, r["episode"]), r["actions"])
         if fresh:  # a resumed episode's states were counted before the checkpoint
             tracker.update(info, step)
-        stats = EpisodeStats.from_state(r["stats"], agent.device) if r["stats"] else EpisodeStats(agent.device)
+        stats = EpisodeStats.from_state(r["stats"], learner.device) if r["stats"] else EpisodeStats(learner.device)
         slots.append(Slot(int(r["episode"]), obs, info.get("density_frame"), stats, [int(a) for a in r["actions"]]))
     shapes = {"obs_shape": list(envs.observation_space.shape), "n_actions": int(envs.action_space.n)}
 
@@ -167,10 +142,11 @@ def run_loop(cfg: TrainConfig, start: Resume, progress: bool = True) -> TrainRes
     def checkpoint() -> None:
         config = cfg.to_dict()
         writer.submit({"config": config, "step": step, "episodes": episodes, **shapes,
-                              "running": [s.state() if s is not None else None for s in slots], "agent": agent.state_dict(),
-                              "replay": replay.state_dict(defer=True), "rng": rng_states(rng, scored=scored_rng), "exploration": tracker.state_dict(),
+                              "running": [s.state() if s is not None else None for s in slots],
+                              **learner.state_dict(defer=True), "rng": rng_states(rng, scored=scored_rng),
+                              "exploration": tracker.state_dict(),
                               "bonus": bonus.state_dict() if bonus is not None else None},
-                        {"config": config, "step": step, **shapes, "q": agent.q.state_dict()})
+                        {"config": config, "step": step, **shapes, **learner.policy_state()})
 
     log = CsvLog(out / "log.csv")
     tb = tensorboard_writer(out, cfg.tensorboard, step if saved is not None else None)
@@ -183,11 +159,11 @@ def run_loop(cfg: TrainConfig, start: Resume, progress: bool = True) -> TrainRes
     threaded = cfg.bonus_thread if cfg.bonus_thread is not None else cfg.device.startswith("cuda")
     scorer = BonusScorer(bonus, threaded=threaded, device=cfg.device) if bonus is not None else None
     start_step, t0, learn_clock = step, time.perf_counter(), None  # learn_clock: (step, time) of the first gradient step
-    last_checkpoint, win = step, WindowStats(agent.device, step)
+    last_checkpoint, win = step, WindowStats(learner.device, step)
     try:
         while step < cfg.steps:
-            epsilon = epsilon_at(cfg, step)
-            actions = epsilon_greedy(agent, [s.obs for s in slots], epsilon, rng)
+            epsilon = epsilon_at(cfg, step) if learner.uses_epsilon else float("nan")
+            actions, extras = learner.act([s.obs for s in slots], epsilon, rng)
             # bonus_fraction < 1 (Reactor's sub-sampling): the model trains, and r+ is added, on a random share of steps
             scored = [scorer is not None and (cfg.bonus_fraction >= 1.0 or scored_rng.random() < cfg.bonus_fraction)
                       for _ in slots]
@@ -201,13 +177,13 @@ def run_loop(cfg: TrainConfig, start: Resume, progress: bool = True) -> TrainRes
             # the replay below, once their bonus is known, so the density updates (in a worker thread
             # when bonus_thread) run alongside the env steps and these gradient steps.
             for _ in range(step // cfg.train_every - before // cfg.train_every):
-                if step > cfg.learning_starts and replay.can_sample():
+                if step > cfg.learning_starts and learner.can_learn():
                     learn_clock = learn_clock or (before, time.perf_counter())
-                    loss = agent.learn(replay.sample(cfg.batch_size, rng))
+                    loss = learner.learn(cfg.batch_size, rng)
                     for stats in (slots[0].stats, win):  # the TD loss is logged with env 0's episode
                         stats.add_loss(loss)
             if crossed(before, step, cfg.target_update_every):
-                agent.sync_target()
+                learner.sync_target()
             for i, (slot, handle, (next_obs, reward, terminated, truncated, info)) in enumerate(
                     zip(slots, pending, results)):
                 record = handle.result() if handle is not None else None
@@ -215,14 +191,15 @@ def run_loop(cfg: TrainConfig, start: Resume, progress: bool = True) -> TrainRes
                 r_plus = float(record.bonus) if record is not None else 0.0
                 extrinsic = 0.0 if cfg.intrinsic_only else float(reward)
                 end = bool(terminated or truncated or step >= cfg.steps)
-                replay.add(i, slot.obs, actions[i], min(1.0, max(-1.0, extrinsic + r_plus)), bool(terminated),
-                           next_obs, end)
+                learner.store(i, slot.obs, actions[i], extras[i], min(1.0, max(-1.0, extrinsic + r_plus)),
+                              bool(terminated), next_obs, end)
                 slot.stats.add_step(reward, record)
                 win.add_step(record)
                 tracker.update(info, step)
                 slot.obs, slot.frame = next_obs, info.get("density_frame")
                 slot.actions.append(int(actions[i]))
                 if end:
+                    learner.episode_end(i)
                     log.write({**slot.stats.row(step, slot.episode, bool(terminated or truncated), epsilon,
                                                 time.perf_counter() - t0, bonus is not None),
                                **exploration_columns(tracker), "density_updates": density_updates})
@@ -233,7 +210,7 @@ def run_loop(cfg: TrainConfig, start: Resume, progress: bool = True) -> TrainRes
                         obs, info = envs.start(i, episode_seed(cfg.seed, episodes))
                         tracker.update(info, step)
                         slots[i], episodes = Slot(episodes, obs, info.get("density_frame"),
-                                                  EpisodeStats(agent.device)), episodes + 1
+                                                  EpisodeStats(learner.device)), episodes + 1
                     else:  # the budget cut this episode: a longer resumed run starts the next one
                         slots[i] = None
             if crossed(before, step, cfg.log_every):

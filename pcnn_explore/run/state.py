@@ -280,7 +280,14 @@ class Policy:
         self.rng = np.random.default_rng(seed)
 
     def __call__(self, obs: np.ndarray) -> int:
+        if hasattr(self.agent, "reset_state"):  # Reactor samples from its policy (epsilon unused)
+            return int(self.agent.act(obs, self.rng)[0])
         return self.agent.act(obs, self.epsilon, self.rng) if self.epsilon > 0 else self.agent.greedy_action(obs)
+
+    def reset(self) -> None:
+        """Call at each episode start (a recurrent policy forgets the last episode)."""
+        if hasattr(self.agent, "reset_state"):
+            self.agent.reset_state(0)
 
     @property
     def env_kwargs(self) -> dict:
@@ -302,8 +309,6 @@ def load_policy(path: str | os.PathLike, epsilon: float = 0.0, device: str = "cp
     checkpoint with its replay buffer. ``policy(obs) -> action`` (epsilon-greedy);
     ``policy.make_env(seed)`` builds the env the agent was trained on.
     """
-    from pcnn_explore.agents.dqn import DQNAgent
-
     given = Path(path)
     file = given / POLICY if given.is_dir() else (given.with_name(POLICY) if given.name == CHECKPOINT else given)
     if not file.is_file():
@@ -312,11 +317,19 @@ def load_policy(path: str | os.PathLike, epsilon: float = 0.0, device: str = "cp
     if not 0.0 <= float(epsilon) <= 1.0:
         raise ValueError(f"epsilon must be in [0, 1], got {epsilon}")
     saved = load(file)
-    if not isinstance(saved, dict) or "q" not in saved or "config" not in saved:
+    if not isinstance(saved, dict) or not ("q" in saved or "net" in saved) or "config" not in saved:
         raise ValueError(f"{file} is not a policy saved by pcnn-explore train")
     c = saved["config"]
-    agent = DQNAgent(tuple(saved["obs_shape"]), int(saved["n_actions"]), network=c["network"], hidden=c["hidden"],
-                     device=device)
-    agent.q.load_state_dict(saved["q"])
-    agent.q.eval()
+    obs_shape, n_actions = tuple(saved["obs_shape"]), int(saved["n_actions"])
+    if "net" in saved:  # Reactor: actions sampled from its recurrent policy
+        from pcnn_explore.agents.reactor import ReactorAgent
+
+        agent = ReactorAgent(obs_shape, n_actions, network=c["network"], hidden=c["hidden"], device=device)
+        agent.net.load_state_dict(saved["net"])
+    else:
+        from pcnn_explore.agents.dqn import DQNAgent
+
+        agent = DQNAgent(obs_shape, n_actions, network=c["network"], hidden=c["hidden"], device=device)
+        agent.q.load_state_dict(saved["q"])
+        agent.q.eval()
     return c["env"], Policy(agent, c, epsilon, seed)
