@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 
 import gymnasium as gym
 import numpy as np
@@ -295,6 +296,8 @@ from pcnn_explore import density  # noqa: E402
 from pcnn_explore.experiments import agent_curves, agent_figures, agent_runs, agent_variants  # noqa: E402
 from pcnn_explore.experiments.agent_variants import (  # noqa: E402
     VARIANTS,
+    check_variant,
+    variant_agent,
     variant_colour,
     variant_label,
     variant_overrides,
@@ -311,6 +314,13 @@ from pcnn_explore.experiments.agent_variants import (  # noqa: E402
     ("pixelcnn_mmc_intrinsic", dict(bonus="pixelcnn", mmc_beta=0.1, intrinsic_only=True),
      "DQN-PixelCNN, intrinsic reward only"),
     ("cts_intrinsic", dict(bonus="cts", mmc_beta=0.0, intrinsic_only=True), "DQN-CTS without MMC, intrinsic reward only"),
+    ("reactor", dict(agent="reactor", bonus="none", mmc_beta=0.0), "Reactor"),
+    ("reactor_pixelcnn", dict(agent="reactor", bonus="pixelcnn", mmc_beta=0.0), "Reactor-PixelCNN"),
+    ("reactor_cts", dict(agent="reactor", bonus="cts", mmc_beta=0.0), "Reactor-CTS"),
+    ("reactor_pixelcnn_pos", dict(agent="reactor", bonus="pixelcnn_pos", mmc_beta=0.0),
+     "Reactor-PixelCNN (position bias)"),
+    ("reactor_cts_intrinsic", dict(agent="reactor", bonus="cts", mmc_beta=0.0, intrinsic_only=True),
+     "Reactor-CTS, intrinsic reward only"),
 ])
 def test_variant_names_parse_by_the_rule(name, fields, label):
     assert variant_overrides(name) == fields
@@ -334,6 +344,44 @@ def test_bad_variant_names_are_rejected_naming_the_choices(name):
 def test_intrinsic_without_a_bonus_says_why():
     with pytest.raises(ValueError, match="'_intrinsic' needs a bonus"):
         variant_overrides("dqn_intrinsic")
+
+
+@pytest.mark.parametrize("name", ["reactor_mmc", "reactor_pixelcnn_mmc", "reactor_cts_mmc_intrinsic"])
+def test_reactor_with_mmc_is_rejected_saying_why(name):
+    with pytest.raises(ValueError, match=f"unknown variant {name!r}: '_mmc' is DQN's mixed Monte Carlo target "
+                                         "and Reactor evaluates its policy with Retrace") as e:
+        variant_overrides(name)
+    assert "reactor, reactor_pixelcnn" in str(e.value)
+
+
+@pytest.mark.parametrize("name, match", [
+    ("reactor_intrinsic", "'_intrinsic' needs a bonus: name a density model after 'reactor_'"),
+    ("reactor_dqn", "or with 'reactor', then '_' and a density model"),
+    ("reactor_", "or with 'reactor', then '_' and a density model"),
+    ("reactorpixelcnn", "or with 'reactor', then '_' and a density model"),
+    ("pixelcnn_reactor", "or with 'reactor', then '_' and a density model"),
+])
+def test_bad_reactor_names_are_rejected(name, match):
+    with pytest.raises(ValueError, match=re.escape(match)):
+        check_variant(name)
+
+
+def test_reactor_variants_come_from_the_registry_and_build_configs():
+    from pcnn_explore.train import TrainConfig
+
+    assert {n for n in VARIANTS if n.startswith("reactor")} == {"reactor"} | {
+        f"reactor_{m}{i}" for m in density.BONUS_MODELS for i in ("", "_intrinsic")}
+    assert list(VARIANTS)[:4] == ["dqn", "dqn_mmc", "pixelcnn", "pixelcnn_mmc"]  # the DQN names keep their order
+    for model in density.BONUS_MODELS:
+        assert variant_label(f"reactor_{model}") == f"Reactor-{density.label(model)}"
+        assert variant_colour(f"reactor_{model}") == density.colour(model)
+    assert variant_colour("reactor") is None
+    assert variant_agent("reactor_pixelcnn") == "reactor" and variant_agent("pixelcnn_mmc") == "dqn"
+    cfg = TrainConfig.preset("smoke", env="DeepSea-5-v0", **variant_overrides("reactor_pixelcnn"))
+    assert (cfg.agent, cfg.bonus, cfg.mmc_beta, cfg.bonus_fraction) == ("reactor", "pixelcnn", 0.0, 0.25)
+    spec = RunSpec("reactor_cts", "DeepSea-5-v0", 0, 10, "smoke", "/nonexistent")
+    assert spec.config_fields() == dict(agent="reactor", bonus="cts", mmc_beta=0.0)
+    assert spec.display == "Reactor-CTS"
 
 
 def test_variants_come_from_the_density_registry(monkeypatch):

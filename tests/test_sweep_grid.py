@@ -50,8 +50,15 @@ def test_set_values_are_typed_like_train_flags():
 
 def test_shipped_grids_are_the_papers():
     grids = {name: sg.load_grid(path) for name, path in sg.shipped_grids().items()}
-    assert set(grids) == {"fig5", "fig6", "fig11", "fig12", "fig13", "fig14"}
+    assert set(grids) == {"fig5", "fig6", "fig8", "fig11", "fig12", "fig13", "fig14"}
     assert len(grids["fig6"].envs) == 57 and len(grids["fig6"].trials()) == 57 * 3 * 3
+    # Fig. 8: Reactor-PixelCNN over Reactor in Fig. 6's 57 games, 3 seeds, the bonus on 25% of steps
+    fig8 = grids["fig8"]
+    assert fig8.envs == grids["fig6"].envs and fig8.seeds == (0, 1, 2) and fig8.profile == "paper"
+    assert fig8.variants == ("reactor", "reactor_pixelcnn") and len(fig8.trials()) == 57 * 2 * 3
+    cfgs = [t.config() for t in fig8.trials()[:6:3]]  # seed 0 of each variant
+    assert [(c.agent, c.bonus, c.mmc_beta, c.bonus_fraction, c.steps) for c in cfgs] == [
+        ("reactor", "none", 0.0, 0.25, 37_500_000), ("reactor", "pixelcnn", 0.0, 0.25, 37_500_000)]
     assert set(HARD_GAMES) <= set(grids["fig5"].envs)
     for fig, settings in (("fig5", af.DqnBonusSettings), ("fig11", af.MmcAblationSettings),
                           ("fig12", af.PgScaleSettings), ("fig13", af.IntrinsicOnlySettings)):
@@ -100,6 +107,7 @@ BASE = ["--envs", ENV, "--variants", "dqn", "--profile", "smoke"]
     ([*BASE, "--set", "pg_scale=big"], "bad value for pg_scale"),
     ([*BASE, "--set", "optimizer=sgd"], "unknown optimizer 'sgd'"),
     ([*BASE, "--set", "bonus=cts"], "the variant name decides it"),
+    ([*BASE, "--set", "agent=reactor"], "the variant name decides it"),
     ([*BASE, "--set", "seed=3"], "comes from the grid's 'seeds'"),
     ([*BASE, "--set", "steps"], "FIELD=VALUE"),
     ([*BASE, "--set", "steps=7", "--set", "num_envs=2"], "multiple of"),

@@ -40,11 +40,12 @@ def _csv(kind: str):
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("grid", nargs="?", help="a grid file (TOML, the keys below) or a shipped grid: "
-                        "fig5, fig6, fig11, fig12, fig13, fig14")
+                        "fig5, fig6, fig8, fig11, fig12, fig13, fig14")
     parser.add_argument("--envs", type=_csv("str"), metavar="E1,E2", help="env ids, e.g. ALE/MontezumaRevenge-v5")
     parser.add_argument("--variants", type=_csv("str"), metavar="V1,V2",
                         help="agent variants: dqn or a density model, then _mmc, then _intrinsic "
-                             "(dqn, dqn_mmc, cts_mmc, pixelcnn, pixelcnn_mmc, convcts_mmc, pixelcnn_mmc_intrinsic, ...)")
+                             "(dqn, dqn_mmc, cts_mmc, pixelcnn, pixelcnn_mmc, convcts_mmc, pixelcnn_mmc_intrinsic, ...); "
+                             "Reactor: reactor, then _ and a density model (reactor, reactor_pixelcnn, ...)")
     parser.add_argument("--seeds", type=_csv("int"), metavar="0,1,2", help="seeds (default 0)")
     parser.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE[,VALUE...]",
                         help="any TrainConfig field, parsed like pcnn-explore train's flag; several values "

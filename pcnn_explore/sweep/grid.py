@@ -33,8 +33,8 @@ from pcnn_explore.checks import AUTO, SettingError, arg_type
 __all__ = ["SweepError", "Grid", "Trial", "parse_value", "parse_set", "load_grid", "shipped_grids", "grid_path",
            "folder_safe", "line_name", "GRID_KEYS", "FROM_VARIANT", "FROM_GRID"]
 
-#: settings the variant name decides (``pixelcnn_mmc_intrinsic``): name another variant instead
-FROM_VARIANT = ("bonus", "mmc_beta", "intrinsic_only")
+#: settings the variant name decides (``pixelcnn_mmc_intrinsic``, ``reactor_pixelcnn``): name another variant instead
+FROM_VARIANT = ("agent", "bonus", "mmc_beta", "intrinsic_only")
 #: settings each trial gets from the grid itself
 FROM_GRID = ("env", "seed", "out_dir", "profile")
 #: keys of a grid file (the command line has a flag for each)
@@ -68,7 +68,8 @@ def _check_field(name: str, where: str) -> None:
                          f"choose one of {', '.join(f for f in _fields() if f not in FROM_GRID + FROM_VARIANT)}")
     if name in FROM_VARIANT:
         raise SweepError(f"{where} may not set {name!r}: the variant name decides it "
-                         "(dqn or a density model, then _mmc, then _intrinsic); list the variants you want instead")
+                         "(dqn or a density model, then _mmc, then _intrinsic; or reactor, then _ and a density model); "
+                         "list the variants you want instead")
     if name in FROM_GRID:
         what = {"env": "envs", "seed": "seeds", "out_dir": "out", "profile": "profile"}[name]
         raise SweepError(f"{where} may not set {name!r}: it comes from the grid's {what!r}")
