@@ -73,6 +73,7 @@ def plot_coverage(rooms: Mapping[str, Any], labels: Mapping[str, str], colours: 
 def plot_count_maps(maps, labels: Mapping[str, str] | None = None, models: Sequence[str] | None = None):
     """Top row: the random walk's visits of each DeepSea cell, then each model's log rho of the
     frame with the agent in that cell (nats). Bottom row: each model's prediction gain there (nats).
+    The log rho maps share one colour scale; each PG map has its own (its range in the title).
     ``maps``: :class:`pcnn_explore.experiments.exploration.CountMaps`."""
     models = list(models or maps.log_rho)
     fig, axes = _figure(2, 1 + len(models), 3.0, 2.9)
@@ -83,12 +84,16 @@ def plot_count_maps(maps, labels: Mapping[str, str] | None = None, models: Seque
     axes[1][0].axis("off")
     axes[1][0].text(0, 0.5, "cells: row = step of the episode,\ncolumn = position;\nthe agent starts top left\n"
                     "and can reach the\nlower-left triangle only", fontsize=8, va="center")
+    # log rho: one colour scale shared by the models (a map that looks flat is flat); PG: each its own
+    low = np.nanmin([np.nanmin(maps.log_rho[n]) for n in models])
+    high = np.nanmax([np.nanmax(maps.log_rho[n]) for n in models])
     for k, name in enumerate(models, start=1):
         title = (labels or {}).get(name, name)
         for row, (data, what) in enumerate(((maps.log_rho[name], "log rho"), (maps.pg[name], "PG"))):
             ax = axes[row][k]
-            im = ax.imshow(data, cmap="magma" if row == 0 else "coolwarm")
-            ax.set_title(f"{title}: {what}", fontsize=9)
+            scale = dict(vmin=low, vmax=high) if row == 0 else {}
+            im = ax.imshow(data, cmap="magma" if row == 0 else "coolwarm", **scale)
+            ax.set_title(f"{title}: {what}\n(range {np.nanmin(data):.2g} to {np.nanmax(data):.2g} nats)", fontsize=8)
             fig.colorbar(im, ax=ax, shrink=0.8)
     for ax in axes.ravel():
         ax.set_xticks([])
