@@ -136,7 +136,7 @@ def _load_checkpoint_policy(path: str, env_id: str, seed: int):
 
 def _policy_error(e: Exception) -> str:
     text = " ".join(str(e).split())
-    if not text or any(word in text for word in ("weights_only", "allow_pickle", "pickle.load", "Unpickl")):
+    if not text or any(word in text for word in ("weights_only", "pickle", "Unpickl")):
         return f"not a checkpoint saved by pcnn-explore train ({type(e).__name__})"
     return text
 

@@ -37,7 +37,30 @@ def epsilon_greedy(agent, observations, epsilon: float, rng: np.random.Generator
     return actions
 
 
-class DQNLearner:
+class _Learner:
+    """What both learners do the same way: ``self.agent`` learns from ``self.replay``."""
+
+    agent: object
+    replay: object
+
+    def can_learn(self) -> bool:
+        return self.replay.can_sample()
+
+    def learn(self, batch_size: int, rng: np.random.Generator) -> torch.Tensor:
+        return self.agent.learn(self.replay.sample(batch_size, rng))
+
+    def sync_target(self) -> None:
+        self.agent.sync_target()
+
+    def state_dict(self, defer: bool = False) -> dict:
+        return {"agent": self.agent.state_dict(), "replay": self.replay.state_dict(defer=defer)}
+
+    def load_state_dict(self, d: dict) -> None:
+        self.agent.load_state_dict(d["agent"])
+        self.replay.load_state_dict(d["replay"])
+
+
+class DQNLearner(_Learner):
     """DQN (with the MMC target where ``mmc_beta`` > 0) and its transition replay, in N shards."""
 
     uses_epsilon = True
@@ -65,27 +88,11 @@ class DQNLearner:
     def episode_end(self, i: int) -> None:
         pass
 
-    def can_learn(self) -> bool:
-        return self.replay.can_sample()
-
-    def learn(self, batch_size: int, rng: np.random.Generator) -> torch.Tensor:
-        return self.agent.learn(self.replay.sample(batch_size, rng))
-
-    def sync_target(self) -> None:
-        self.agent.sync_target()
-
-    def state_dict(self, defer: bool = False) -> dict:
-        return {"agent": self.agent.state_dict(), "replay": self.replay.state_dict(defer=defer)}
-
-    def load_state_dict(self, d: dict) -> None:
-        self.agent.load_state_dict(d["agent"])
-        self.replay.load_state_dict(d["replay"])
-
     def policy_state(self) -> dict:
         return {"q": self.agent.q.state_dict()}
 
 
-class ReactorLearner:
+class ReactorLearner(_Learner):
     """The Reactor-style actor-critic and its sequence replay (one shard per env)."""
 
     uses_epsilon = False
@@ -108,22 +115,6 @@ class ReactorLearner:
 
     def episode_end(self, i: int) -> None:
         self.agent.reset_state(i)
-
-    def can_learn(self) -> bool:
-        return self.replay.can_sample()
-
-    def learn(self, batch_size: int, rng: np.random.Generator) -> torch.Tensor:
-        return self.agent.learn(self.replay.sample(batch_size, rng))
-
-    def sync_target(self) -> None:
-        self.agent.sync_target()
-
-    def state_dict(self, defer: bool = False) -> dict:
-        return {"agent": self.agent.state_dict(), "replay": self.replay.state_dict(defer=defer)}
-
-    def load_state_dict(self, d: dict) -> None:
-        self.agent.load_state_dict(d["agent"])
-        self.replay.load_state_dict(d["replay"])
 
     def policy_state(self) -> dict:
         return {"net": self.agent.net.state_dict()}
