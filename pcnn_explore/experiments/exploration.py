@@ -28,7 +28,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from pcnn_explore.deep_sea import deep_sea_id
+from pcnn_explore.deep_sea import deep_sea_id, deep_sea_size
 from pcnn_explore.experiments.agent_runs import RunSpec, run_specs
 from pcnn_explore.experiments.agent_variants import check_variant
 from pcnn_explore.experiments.agent_variants import variant_label as label  # the paper's name of a variant
@@ -184,7 +184,7 @@ def run_deep_sea(settings: ExplorationSettings, output_dir: str | os.PathLike, p
     settings.check()
     specs = deep_sea_specs(settings, Path(output_dir) / "runs")
     run_specs(specs, settings.workers, progress=progress)
-    return [read_deep_sea_run(s.out_dir, s.variant, int(s.env.split("-")[1]), s.seed, s.steps, settings.late_fraction)
+    return [read_deep_sea_run(s.out_dir, s.variant, deep_sea_size(s.env), s.seed, s.steps, settings.late_fraction)
             for s in specs]
 
 

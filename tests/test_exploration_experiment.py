@@ -1,0 +1,113 @@
+"""Notebook 12's experiment module: run summaries from hand-written logs, the goals and the verdict
+on hand-made tables, the random walk's frames and counts, and bad settings."""
+from __future__ import annotations
+
+import csv
+import math
+
+import numpy as np
+import pytest
+
+from pcnn_explore.experiments import exploration as exp
+from pcnn_explore.train import LOG_COLUMNS
+
+
+def _write_log(path, rows):
+    """rows: (step, return, complete, distinct_cells) per episode; the other columns are filler."""
+    path.mkdir(parents=True, exist_ok=True)
+    with open(path / "log.csv", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=LOG_COLUMNS)
+        w.writeheader()
+        for k, (step, ret, complete, cells) in enumerate(rows):
+            w.writerow({**{c: 0 for c in LOG_COLUMNS}, "step": step, "episode": k, "return": ret, "length": 5,
+                        "complete": complete, "distinct_cells": cells, "first_success_step": "nan"})
+    return path
+
+
+def test_a_deep_sea_run_summarised_from_its_log_by_hand(tmp_path):
+    # DeepSea-5, 40 steps: 8 episodes; +1 (return 0.99) at steps 15 and 35; the last quarter is steps > 30
+    rows = [(5, 0.0, 1, 6), (10, -0.002, 1, 9), (15, 0.99, 1, 11), (20, 0.0, 1, 11), (25, -0.004, 1, 12),
+            (30, 0.992, 1, 13), (35, 0.99, 1, 13), (40, 0.0, 1, "nan")]
+    run = exp.read_deep_sea_run(_write_log(tmp_path / "r", rows), "cts_mmc", 5, 3, 40)
+    assert (run.episodes, run.successes, run.late_successes, run.first_success_step) == (8, 3, 1, 15.0)
+    assert run.reached_late and run.distinct_cells == 13 and run.reachable_cells == 15 + 5 and run.steps == 40
+    early_only = exp.read_deep_sea_run(tmp_path / "r", "cts_mmc", 5, 3, 40, late_fraction=0.1)  # steps > 36
+    assert early_only.late_successes == 0 and not early_only.reached_late
+
+
+def test_coverage_curve_steps_between_episode_ends(tmp_path):
+    log = _write_log(tmp_path / "c", [(150, 0.0, 1, 15), (300, 0.0, 1, 20), (450, 0.0, 1, 31)])
+    grid = np.array([100, 150, 200, 300, 449, 450, 500])
+    np.testing.assert_array_equal(exp.coverage_curve(log, grid), [0, 15, 15, 20, 20, 31, np.nan])
+
+
+def _row(seeds, reached, cells=(10,), reachable=20):
+    return {"seeds": seeds, "reached_late": reached, "late_successes": [], "first_success_steps": [],
+            "distinct_cells": list(cells), "reachable_cells": reachable}
+
+
+def test_deep_sea_goal_and_verdict_on_hand_made_tables():
+    table = {"dqn": {10: _row(3, 0), 20: _row(3, 0)}, "dqn_mmc": {10: _row(3, 0), 20: _row(3, 1)},
+             "cts_mmc": {10: _row(3, 3), 20: _row(3, 3)}, "pixelcnn_pos_mmc": {10: _row(3, 3), 20: _row(3, 2)},
+             "pixelcnn_mmc": {10: _row(3, 0), 20: _row(3, 0)}}
+    g = exp.deep_sea_goal(table)
+    assert g["sizes"] == [20] and g["holds"] is False and g["largest_separated"] == 10
+    assert g["detail"][20]["pixelcnn_pos_mmc"] == "2 of 3 seeds"
+    table["pixelcnn_pos_mmc"][20] = _row(3, 3)
+    table["dqn_mmc"][20] = _row(3, 0)
+    assert exp.deep_sea_goal(table)["holds"] is True and exp.deep_sea_goal(table)["largest_separated"] == 20
+    small = {v: {10: rows[10]} for v, rows in table.items()}
+    assert exp.deep_sea_goal(small)["holds"] is None  # no N >= 20 was run
+    assert exp.verdict("study", {"a": {"holds": True}, "b": {"holds": None}}) == "agrees"
+    assert exp.verdict("study", {"a": {"holds": True}, "b": {"holds": False}}) == "partly"
+    assert exp.verdict("study", {"a": {"holds": False}}) == "differs"
+    assert exp.verdict("study", {"a": {"holds": None}}) == "not testable at this profile"
+    assert exp.verdict("smoke", {"a": {"holds": True}}) == "not testable at this profile"
+
+
+def test_coverage_goal_compares_final_means():
+    rooms = {"steps": np.array([10, 20]), "cells": {"dqn": np.array([[5, 20], [5, 24]]),
+                                                    "cts_mmc_intrinsic": np.array([[9, 40], [9, 50]])}}
+    g = exp.coverage_goal(rooms)
+    assert g["ratios"] == {"cts_mmc_intrinsic": pytest.approx(45 / 22)} and g["holds"] is True
+    rooms["cells"]["cts_mmc_intrinsic"] = np.array([[9, 40], [9, 40]])
+    assert exp.coverage_goal(rooms)["holds"] is False  # 40 / 22 < 2
+    assert exp.coverage_table(rooms)["dqn"] == {"final_cells_mean": 22.0, "final_cells_min": 20.0,
+                                                "final_cells_max": 24.0}
+
+
+def test_random_walk_frames_and_counts():
+    frames, counts = exp.random_walk_frames(6, 50, seed=1)
+    assert frames.shape == (300, 6, 6) and frames.dtype == np.uint8
+    assert all((f == 7).sum() == 1 and (f == 0).sum() == 35 for f in frames)  # one agent pixel per frame
+    assert counts.sum() == 300 and counts[0, 0] == 50 and (counts[np.triu_indices(6, 1)] == 0).all()
+    rebuilt = np.zeros((6, 6), np.int64)
+    for f in frames:
+        rebuilt[np.unravel_index(np.argmax(f), f.shape)] += 1
+    np.testing.assert_array_equal(rebuilt, counts)
+    again, _ = exp.random_walk_frames(6, 50, seed=1)
+    np.testing.assert_array_equal(frames, again)
+
+
+def test_count_maps_summary_on_hand_made_maps():
+    true = np.array([[4, 0, 0], [2, 1, 0], [1, 0, 0]])
+    flat = np.where(np.tril(np.ones((3, 3), bool)), -5.0, np.nan)
+    counted = np.where(np.tril(np.ones((3, 3), bool)), np.log1p(true.astype(float)), np.nan)
+    pg = np.where(np.tril(np.ones((3, 3), bool)), 1.0 / (1.0 + true), np.nan)
+    maps = exp.CountMaps(3, true, {"flat": flat, "counted": counted}, {"flat": pg, "counted": pg},
+                         {"flat": pg, "counted": pg})
+    s = maps.summary()
+    assert s["flat"]["spearman_log_rho_vs_visits"] == 0.0 and s["flat"]["row_spread_nats"] == 0.0
+    assert s["counted"]["spearman_log_rho_vs_visits"] == pytest.approx(1.0)
+    assert s["counted"]["row_spread_nats"] == pytest.approx((math.log(3 / 2) + math.log(2)) / 2)  # rows [2, 1], [1, 0, 0]
+    assert s["counted"]["median_pg_unvisited"] == 1.0 and s["counted"]["median_pg_visited"] == pytest.approx(1 / 3)
+
+
+@pytest.mark.parametrize("field, value, error", [
+    ("deep_sea_sizes", (2,), ValueError), ("deep_sea_sizes", (41,), ValueError), ("seeds", (), TypeError),
+    ("deep_sea_variants", ("dqn_intrinsic",), ValueError), ("late_fraction", 0.0, ValueError),
+    ("room_steps", 0, ValueError), ("room_env", "MiniGrid-Nowhere-v0", ValueError), ("counts_size", 2, ValueError),
+])
+def test_bad_settings_are_rejected(field, value, error):
+    with pytest.raises(error):
+        exp.ExplorationSettings.preset("smoke", **{field: value}).check()
