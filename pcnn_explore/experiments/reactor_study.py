@@ -302,7 +302,8 @@ def summary(settings: ReactorStudySettings, rates: dict, traces: dict) -> dict[s
         return "n/a" if x is None else f"{x:+.0f}%"
 
     b, d, t = g["bonus_helps_reactor"], g["dqn_bonus_above_reactor_bonus"], g["traces_cut"]
-    lines = [f"DeepSea-{settings.size}, {settings.episodes} episodes, {len(settings.seeds)} seed(s):"]
+    lines = [f"DeepSea-{settings.size}, {settings.episodes} episodes, {len(settings.seeds)} seed(s); a uniformly "
+             f"random policy pays +1 in 2^-N = {0.5 ** settings.size:.4f} of its episodes:"]
     lines += [f"  {variant_label(v)}: +1 in {row['auc_mean']:.3f} of all episodes, {row['late_mean']:.3f} of the "
               f"late ones; seeds with a late +1: {row['reached_late']}/{row['seeds']}" for v, row in rates.items()]
     lines.append(f"Fig. 7/8, the bonus helps Reactor (success AUC): {status(b['holds'])} "
