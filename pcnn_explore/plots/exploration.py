@@ -19,6 +19,20 @@ def _figure(nrows: int, ncols: int, width: float, height: float):
     return fig, fig.subplots(nrows, ncols, squeeze=False)
 
 
+_NO_MODEL_COLOURS = ("black", "tab:grey", "tab:brown", "tab:olive")
+
+
+def _styles(variants: Sequence[str], colours: Mapping[str, str | None] | None) -> dict[str, dict[str, Any]]:
+    """Line style per variant: its density model's colour (variants without one: black, grey, ...),
+    dashed for intrinsic-reward-only variants, so no two variants look alike."""
+    spare = iter(_NO_MODEL_COLOURS)
+    out = {}
+    for v in variants:
+        colour = (colours or {}).get(v) or next(spare, None)
+        out[v] = {"color": colour, "ls": "--" if v.endswith("_intrinsic") else "-"}
+    return out
+
+
 def plot_deep_sea_success(table: Mapping[str, Mapping[int, Mapping[str, Any]]], labels: Mapping[str, str],
                           colours: Mapping[str, str | None] | None = None, title: str = "DeepSea"):
     """Left: fraction of seeds that reach the goal late in training, against N, per variant.
@@ -29,15 +43,15 @@ def plot_deep_sea_success(table: Mapping[str, Mapping[int, Mapping[str, Any]]], 
     fig, axes = _figure(1, 2, 5.2, 3.6)
     left, right = axes[0]
     variants = list(table)
+    styles = _styles(variants, colours)
     offsets = np.linspace(-0.25, 0.25, len(variants)) if len(variants) > 1 else [0.0]
     for k, v in enumerate(variants):
         sizes = sorted(table[v])
         rows = [table[v][n] for n in sizes]
-        colour = (colours or {}).get(v)
         frac = [r["reached_late"] / r["seeds"] for r in rows]
-        left.plot(np.array(sizes) + offsets[k], frac, "o-", color=colour, label=labels.get(v, v), lw=1.5)
+        left.plot(np.array(sizes) + offsets[k], frac, marker="o", label=labels.get(v, v), lw=1.5, **styles[v])
         cover = [np.asarray(r["distinct_cells"], float) / r["reachable_cells"] for r in rows]
-        (line,) = right.plot(sizes, [c.mean() for c in cover], "-", color=colour, lw=1.5)
+        (line,) = right.plot(sizes, [c.mean() for c in cover], lw=1.5, **styles[v])
         for n, c in zip(sizes, cover):
             right.plot(np.full(len(c), n + offsets[k]), c, ".", color=line.get_color(), alpha=0.6)
     left.set(xlabel="N (grid size, episode length)", ylabel="seeds reaching the goal late in training",
@@ -56,10 +70,10 @@ def plot_coverage(rooms: Mapping[str, Any], labels: Mapping[str, str], colours: 
     fig, axes = _figure(1, 1, 6.0, 3.8)
     ax = axes[0][0]
     x = np.asarray(rooms["steps"], float)
+    styles = _styles(list(rooms["cells"]), colours)
     for v, cells in rooms["cells"].items():
         c = np.asarray(cells, float)
-        (line,) = ax.plot(x, np.nanmean(c, axis=0), color=(colours or {}).get(v), lw=1.8,
-                          label=f"{labels.get(v, v)} ({len(c)} seeds)")
+        (line,) = ax.plot(x, np.nanmean(c, axis=0), lw=1.8, label=f"{labels.get(v, v)} ({len(c)} seeds)", **styles[v])
         if len(c) > 1:
             ax.fill_between(x, np.nanmin(c, axis=0), np.nanmax(c, axis=0), color=line.get_color(), alpha=0.2, lw=0)
     if reachable:
