@@ -181,8 +181,16 @@ def test_online_training_summary_by_hand():
     assert r.final_heldout_loss() == {"online": 210.0, "permutation": 200.0, "replacement": 220.0}
     assert r.relative_spread() == pytest.approx(0.1)
     assert r.worst_increase() == {"online": 20.0, "permutation": 0.0, "replacement": 0.0}
-    assert online_training.verdict(r) == ("similar: final held-out losses within 10.0% of each other "
-                                          "(permutation < online < replacement)")
+    # curves by hand (trapezoids over steps 0, 1, ...): online (400 + 310 + 265) / 3 = 325, permutation
+    # (375 + 225) / 2 = 300, replacement 360: areas within 20% (not similar), rises 20 / 325 < 10% (stable)
+    c = online_training.comparison(r)
+    assert c["area"] == {"online": 325.0, "permutation": 300.0, "replacement": 360.0}
+    assert c["area_spread"] == pytest.approx(0.2) and not c["similar"] and c["stable"]
+    detail = ("held-out curves' areas within 20.0% (permutation < online < replacement); "
+              "largest rises online 20.0 nats, permutation 0.0 nats, replacement 0.0 nats")
+    assert online_training.verdict(r) == f"not testable at this profile: smoke runs check the plumbing only ({detail})"
+    r.settings = online_training.OnlineTrainingSettings.preset("study")
+    assert online_training.verdict(r) == f"partly: {detail}"
 
 
 def test_lr_schedule_ranking_by_hand():
@@ -200,17 +208,21 @@ def test_lr_schedule_ranking_by_hand():
 
 
 def test_pg_claims_by_hand():
-    s = pg_montezuma.PgSettings.preset("smoke")
-    stats = {"cts": ds.pg_summary([4, 8, 2, 6, 30]), "pixelcnn": ds.pg_summary([1, 1.1, 1, 1.2, 20])}
-    r = pg_montezuma.PgResults(settings=s, pg={}, stats=stats, traces={}, episode_starts=np.zeros(5, bool),
-                               steps=np.arange(5))
+    s = pg_montezuma.PgSettings.preset("study")
+    stats = {"explorer": {"cts": ds.pg_summary([4, 8, 2, 6, 30]), "pixelcnn": ds.pg_summary([1, 1.1, 1, 1.2, 20])}}
+    r = pg_montezuma.PgResults(settings=s, pg={}, stats=stats, traces={}, episode_starts={"explorer": np.zeros(5, bool)},
+                               steps=np.arange(5), rooms={"explorer": None}, location={},
+                               static_fraction={"explorer": 0.3})
     # cts: mean 10, median 6, diffs 4,6,4,24 -> variability 5/6, peak 5; pixelcnn: mean 4.86, median 1.1,
     # diffs .1,.1,.2,18.8 -> variability .15/1.1, peak 20/1.1
     assert pg_montezuma.checks(r) == {"lower": True, "smoother": True, "sharper_peaks": True}
-    assert pg_montezuma.verdict(r) == "PixelCNN vs CTS: 3 of 3 claims hold (lower mean PG, smoother, sharper peaks)"
-    stats["pixelcnn"] = ds.pg_summary([10, 20, 10, 20, 21])
-    assert pg_montezuma.verdict(r) == ("PixelCNN vs CTS: 1 of 3 claims hold (smoother); "
-                                       "not: lower mean PG, sharper peaks")
+    assert pg_montezuma.verdict(r) == ("agrees: PixelCNN vs CTS on the exploring stream: 3 of 3 claims hold "
+                                       "(lower mean PG, smoother, sharper peaks)")
+    stats["explorer"]["pixelcnn"] = ds.pg_summary([10, 20, 10, 20, 21])
+    assert pg_montezuma.verdict(r) == ("partly: PixelCNN vs CTS on the exploring stream: 1 of 3 claims hold "
+                                       "(smoother); not: lower mean PG, sharper peaks")
+    r.settings = pg_montezuma.PgSettings.preset("smoke")
+    assert pg_montezuma.verdict(r).startswith("not testable at this profile: smoke runs check the plumbing only")
 
 
 def test_device_setting_is_checked():
