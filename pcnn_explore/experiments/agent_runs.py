@@ -228,7 +228,7 @@ def run_specs(specs: Sequence[RunSpec], workers: int = 1, progress: bool = False
     resumed from its checkpoint; one holding another run is replaced. ``progress`` prints a line
     per run that starts or ends. Raises RuntimeError naming the runs that failed.
     """
-    from pcnn_explore.sweep.runner import run_trials
+    from pcnn_explore.sweep.runner import release, run_trials
     from pcnn_explore.sweep.view import SweepView
 
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
@@ -237,8 +237,11 @@ def run_specs(specs: Sequence[RunSpec], workers: int = 1, progress: bool = False
         _check_spec(s)
     if not specs:
         return []
-    records = run_trials([_trial(s) for s in specs], max_concurrent=workers, on_mismatch="replace",
-                         view=SweepView(tty=False, every_s=float("inf")) if progress else None)
+    try:
+        records = run_trials([_trial(s) for s in specs], max_concurrent=workers, on_mismatch="replace",
+                             view=SweepView(tty=False, every_s=float("inf")) if progress else None)
+    finally:
+        release()  # a local Ray started here stops with the runs (not a cluster joined by address)
     failed = [f"{r['name']}: {r['error']}" for r in records if r["status"] != "done"]
     if failed:
         raise RuntimeError(f"{len(failed)} of {len(records)} runs failed: " + "; ".join(failed))

@@ -167,13 +167,31 @@ def connect(address: str | None = None, num_cpus: int | None = None, num_gpus: i
     """
     import ray
 
+    global _STARTED_LOCAL
     if not ray.is_initialized():
         quiet = dict(logging_level=logging.WARNING, log_to_driver=False)
         if address or os.environ.get("RAY_ADDRESS"):
             ray.init(address=address, **quiet)
         else:
             ray.init(num_cpus=num_cpus, num_gpus=num_gpus, include_dashboard=False, **quiet)
+            _STARTED_LOCAL = True
     return ray.cluster_resources()
+
+
+_STARTED_LOCAL = False  # this process started a local Ray (connect), which release() stops
+
+
+def release() -> None:
+    """Stop the local Ray this process started, if any (a cluster joined by address stays up).
+
+    Notebooks call it when their runs are done, so that the kernel exits without Ray: a kernel
+    stopped while Ray runs gets SIGTERM and Ray's signal handler prints a stack dump."""
+    global _STARTED_LOCAL
+    if _STARTED_LOCAL:
+        import ray
+
+        ray.shutdown()
+        _STARTED_LOCAL = False
 
 
 def _tail_step(log: Path) -> int:
