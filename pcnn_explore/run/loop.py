@@ -142,11 +142,11 @@ def run_loop(cfg: TrainConfig, start: Resume, progress: bool = True) -> TrainRes
     def checkpoint() -> None:
         config = cfg.to_dict()
         writer.submit({"config": config, "step": step, "episodes": episodes, **shapes,
-                              "running": [s.state() if s is not None else None for s in slots],
-                              **learner.state_dict(defer=True), "rng": rng_states(rng, scored=scored_rng),
-                              "exploration": tracker.state_dict(),
-                              "bonus": bonus.state_dict() if bonus is not None else None},
-                        {"config": config, "step": step, **shapes, **learner.policy_state()})
+                       "running": [s.state() if s is not None else None for s in slots],
+                       **learner.state_dict(defer=True), "rng": rng_states(rng, scored=scored_rng),
+                       "exploration": tracker.state_dict(),
+                       "bonus": bonus.state_dict() if bonus is not None else None},
+                      {"config": config, "step": step, **shapes, **learner.policy_state()})
 
     log = CsvLog(out / "log.csv")
     tb = tensorboard_writer(out, cfg.tensorboard, step if saved is not None else None)
