@@ -331,21 +331,6 @@ class AgentSettings(ExperimentSettings):
     #: TrainConfig fields set for every run of the experiment, as (field, value) pairs
     train_overrides: tuple[tuple[str, Any], ...] = ()
 
-    @classmethod
-    def for_notebook(cls, profile: str, seed: int = 0, n_seeds: int | None = None, **sizes: Any):
-        """The preset of ``profile`` with seeds ``seed, seed+1, ...`` (``n_seeds`` of them, None:
-        as many as the preset has) and any size given (None: the preset's)."""
-        from pcnn_explore.profiles import check_profile
-
-        check_profile(profile)
-        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-            raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
-        base = cls.preset(profile)
-        n = len(base.seeds) if n_seeds is None else n_seeds
-        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-            raise ValueError(f"n_seeds must be a positive integer or None, got {n_seeds!r}")
-        return cls.preset(profile, seeds=tuple(range(int(seed), int(seed) + int(n))), **sizes)
-
     def check(self) -> None:
         """Raise ValueError/TypeError on bad settings, before any run starts."""
         from pcnn_explore.envs import check_env_id

@@ -16,8 +16,6 @@ from __future__ import annotations
 import dataclasses
 from typing import ClassVar
 
-import numpy as np
-
 from pcnn_explore.density import make_density
 from pcnn_explore.experiments.density_stats import pg_summary, tail_mean
 from pcnn_explore.experiments.density_training import (

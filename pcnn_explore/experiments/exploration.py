@@ -82,17 +82,6 @@ class ExplorationSettings(ExperimentSettings):
                                      "pixelcnn_pos_mmc_intrinsic")),
     }
 
-    @classmethod
-    def for_notebook(cls, profile: str, seed: int = 0, n_seeds: int | None = None, **sizes: Any):
-        """The preset of ``profile`` with seeds ``seed, seed + 1, ...`` (``n_seeds`` of them; None: as
-        many as the preset has) and any other setting given (None: the preset's)."""
-        check_profile(profile)
-        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-            raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
-        n = len(cls.preset(profile).seeds) if n_seeds is None else n_seeds
-        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-            raise ValueError(f"n_seeds must be a positive integer or None, got {n_seeds!r}")
-        return cls.preset(profile, seeds=tuple(range(int(seed), int(seed) + int(n))), **sizes)
 
     def check(self) -> None:
         """Raise ValueError/TypeError on bad settings, before any run starts."""

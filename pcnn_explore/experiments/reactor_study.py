@@ -73,19 +73,6 @@ class ReactorStudySettings(ExperimentSettings):
                       variants=("reactor", "reactor_pixelcnn_pos", "pixelcnn_pos_mmc", "dqn")),
     }
 
-    @classmethod
-    def for_notebook(cls, profile: str, seed: int = 0, n_seeds: int | None = None, **given: Any):
-        """The preset of ``profile`` with seeds ``seed, seed + 1, ...`` (``n_seeds``; None: the preset's
-        count) and any other setting given (None: the preset's)."""
-        check_profile(profile)
-        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-            raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
-        n = len(cls.preset(profile).seeds) if n_seeds is None else n_seeds
-        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-            raise ValueError(f"n_seeds must be a positive integer or None, got {n_seeds!r}")
-        return cls.preset(profile, seeds=tuple(range(int(seed), int(seed) + int(n))),
-                          **{k: v for k, v in given.items() if v is not None})
-
     def check(self) -> None:
         """Raise ValueError/TypeError on bad settings, before any run starts."""
         from pcnn_explore.deep_sea import DEEP_SEA_SIZES
