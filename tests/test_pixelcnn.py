@@ -201,9 +201,13 @@ def test_update_equals_an_autograd_step_with_torch_rmsprop(schedule):
 
 
 def test_hand_written_gradients_equal_autograd_on_42x42():
+    assert_hand_gradients_equal_autograd(PixelCNNDensity(seed=2, dtype=torch.float64))
+
+
+def assert_hand_gradients_equal_autograd(m: PixelCNNDensity) -> None:
+    """The hand-written backward of the online step writes autograd's gradient (float64 model)."""
     from pcnn_explore.density.pixelcnn_step import OnlineStep, pixel_log_probs
 
-    m = PixelCNNDensity(seed=2, dtype=torch.float64)
     frame = np.random.default_rng(1).integers(0, 8, (1, 42 * 42)).astype(np.uint8)
     t = torch.from_numpy(frame).long()
     m.optimizer.zero_grad()

@@ -11,7 +11,7 @@ import torch
 
 from pcnn_explore.density import REGISTRY, make_density
 from pcnn_explore.density.pixelcnn import PixelCNN, PixelCNNDensity, causal_offsets, learning_rate
-from test_pixelcnn import _autograd_reference_update  # the paper's update read directly (autograd)
+from test_pixelcnn import _autograd_reference_update, assert_hand_gradients_equal_autograd  # autograd references
 
 
 @pytest.fixture(autouse=True)
@@ -78,24 +78,11 @@ def test_update_equals_an_autograd_step_with_torch_rmsprop():
 
 
 def test_hand_written_gradients_equal_autograd_on_42x42_with_the_bias():
-    from pcnn_explore.density.pixelcnn_step import OnlineStep, pixel_log_probs
-
     m = PixelCNNDensity(seed=2, dtype=torch.float64, position="bias")
     with torch.no_grad():
         m.net.position_bias.normal_(generator=torch.Generator().manual_seed(0))
-    frame = np.random.default_rng(1).integers(0, 8, (1, 42 * 42)).astype(np.uint8)
-    t = torch.from_numpy(frame).long()
-    m.optimizer.zero_grad()
-    (-torch.log_softmax(m.net(t.double() / 7), -1).gather(-1, t.unsqueeze(-1)).sum()).backward()
-    expected = m.optimizer.flat_grad.clone()
+    assert_hand_gradients_equal_autograd(m)
     assert torch.count_nonzero(m.net.position_bias.grad) > 0
-    step = OnlineStep(m)
-    step.frame.copy_(torch.from_numpy(frame))
-    step.targets.copy_(step.frame)
-    m.optimizer.flat_grad.fill_(123.0)  # written, not accumulated
-    with torch.no_grad():
-        step._backward(pixel_log_probs(step._forward(), step.targets)[0])
-    torch.testing.assert_close(m.optimizer.flat_grad, expected, rtol=1e-12, atol=1e-12)
 
 
 def test_sampling_uses_the_bias():

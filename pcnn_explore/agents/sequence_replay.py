@@ -30,6 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from pcnn_explore.agents.replay_storage import pack, unpack
+from pcnn_explore.agents.sharding import Shards
 
 __all__ = ["SequenceBatch", "SequenceShard", "SequenceReplay"]
 
@@ -223,7 +224,7 @@ class SequenceShard:
         self._open, self._last = bool(d["open"]), int(d["last"])
 
 
-class SequenceReplay:
+class SequenceReplay(Shards):
     """Sequence replay for N envs, one :class:`SequenceShard` each (``capacity`` slots split evenly).
 
     The loop drives it like the DQN replay: ``add(env_index, obs, action, mu, reward, terminated,
@@ -246,27 +247,13 @@ class SequenceReplay:
         """Store a transition of env ``env_index`` (see :meth:`SequenceShard.add`)."""
         self.shards[env_index].add(obs, action, mu, reward, terminated, next_obs, episode_end)
 
-    def can_sample(self) -> bool:
-        return any(s.can_sample() for s in self.shards)
-
     def sample(self, batch_size: int, rng: np.random.Generator) -> SequenceBatch:
         ready = [s for s in self.shards if s.can_sample()]
         if not ready:
             raise ValueError("the sequence replay holds no transition yet")
         if len(self.shards) == 1:
             return ready[0].gather(ready[0].starts(batch_size, rng))
-        sizes = np.array([s.filled() for s in ready], np.float64)
-        counts = rng.multinomial(batch_size, sizes / sizes.sum())
-        parts = [s.gather(s.starts(int(c), rng)) for s, c in zip(ready, counts) if c]
+        parts = [s.gather(s.starts(c, rng)) for _, s, c in self.split(batch_size, rng, lambda s: s.filled())]
         fields = [f for f in SequenceBatch.__dataclass_fields__ if f != "burn_in"]
         return SequenceBatch(**{f: np.concatenate([getattr(p, f) for p in parts]) for f in fields},
                              burn_in=self.burn_in)
-
-    def state_dict(self, defer: bool = False) -> dict:
-        return {"shards": [s.state_dict(defer=defer) for s in self.shards]}
-
-    def load_state_dict(self, d: dict) -> None:
-        if len(d["shards"]) != len(self.shards):
-            raise ValueError(f"the checkpoint's replay has {len(d['shards'])} shards, this run {len(self.shards)}")
-        for shard, state in zip(self.shards, d["shards"]):
-            shard.load_state_dict(state)

@@ -12,11 +12,12 @@ import numpy as np
 import torch
 
 from pcnn_explore.agents.replay import Batch, DeviceBatch, ReplayBuffer
+from pcnn_explore.agents.sharding import Shards
 
 __all__ = ["ReplayShards"]
 
 
-class ReplayShards:
+class ReplayShards(Shards):
     """N replay shards; with a ``device`` their frames are slices of one tensor there, so a batch
     drawn from several shards is still one :class:`DeviceBatch` gathered on the device."""
 
@@ -36,16 +37,10 @@ class ReplayShards:
         """Store a transition of env ``i`` (the arguments of :meth:`ReplayBuffer.add`)."""
         self.shards[i].add(*transition)
 
-    def can_sample(self) -> bool:
-        return any(s.can_sample() for s in self.shards)
-
     def sample(self, batch_size: int, rng: np.random.Generator) -> Batch:
         if len(self.shards) == 1:
             return self.shards[0].sample(batch_size, rng)
-        ready = [s for s in self.shards if s.can_sample()]
-        sizes = np.array([min(s.written, s.capacity) for s in ready], np.float64)
-        counts = rng.multinomial(batch_size, sizes / sizes.sum())
-        parts = [(self.shards.index(s), s.sample(int(c), rng)) for s, c in zip(ready, counts) if c]
+        parts = [(i, s.sample(c, rng)) for i, s, c in self.split(batch_size, rng, lambda s: min(s.written, s.capacity))]
         if self.frames is None:
             return Batch(*(np.concatenate([getattr(p, f) for _, p in parts]) for f in Batch.__dataclass_fields__))
         # each part's sample() sent its shard's staged frames; slots become rows of the shared tensor
@@ -54,13 +49,3 @@ class ReplayShards:
         rest = {f: np.concatenate([getattr(p, f) for _, p in parts]) for f in ("action", "reward", "done", "mc_return",
                                                                                "index")}
         return DeviceBatch(frames=self.frames, **slots, **rest)
-
-    def state_dict(self, defer: bool = False) -> dict:
-        """The shards' states; ``defer``: frames compressed when saved (see ReplayBuffer.state_dict)."""
-        return {"shards": [s.state_dict(defer=defer) for s in self.shards]}
-
-    def load_state_dict(self, d: dict) -> None:
-        if len(d["shards"]) != len(self.shards):
-            raise ValueError(f"the checkpoint's replay has {len(d['shards'])} shards, this run {len(self.shards)}")
-        for shard, state in zip(self.shards, d["shards"]):
-            shard.load_state_dict(state)
