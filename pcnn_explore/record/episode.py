@@ -31,7 +31,8 @@ key                 shape, dtype         meaning
 ``surprise``        (T, H, W) float16    per-pixel log-loss -log rho_n(x_ij | x_<ij) in nats,
                                          before the update on s_t: the model's surprise map
 ``metadata``        JSON string          env, model, settings, package and format version,
-                                         checksum of everything above
+                                         the PyTorch build, instruction set and thread count
+                                         that ran the model, checksum of everything above
 ==================  ===================  ====================================================
 
 The density model first trains on ``warmup_frames`` frames from the same environment and policy

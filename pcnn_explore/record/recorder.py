@@ -275,10 +275,17 @@ def _record(env_id, policy, density, warmup_frames, seed, max_steps, n_episodes,
         done, start = terminated or truncated, False
     env.close()
 
+    import torch
+
     arrays = {name: np.asarray(values, dtype=FIELDS[name][0]) for name, values in rows.items()}
     metadata = {
         "format_version": FORMAT_VERSION,
         "package_version": pcnn_explore.__version__,
+        # what a neural model's numbers depend on beyond the settings: the same build, instruction
+        # set and thread count remake them bit for bit (data/episodes/README.md)
+        "torch_version": torch.__version__,
+        "cpu_capability": torch.backends.cpu.get_cpu_capability(),
+        "torch_threads": torch.get_num_threads(),
         "env_id": env_id,
         "density_model": density,
         "model": repr(model),
