@@ -14,7 +14,8 @@ learning agents that move from room to room. Two policies give such streams
   ends (reset). Needs deterministic dynamics: sticky actions 0, no random no-ops at reset.
 - ``"checkpoint:PATH"``: a trained agent (``pcnn_explore.train.load_policy``) acting
   epsilon-greedily (:data:`CHECKPOINT_EPSILON`) in the env it was trained on
-  (``policy.make_env(seed)``); the frames are the env's density frames.
+  (``policy.make_env(seed)``); the frames are the env's density frames. ``policy.reset()`` at
+  each episode start: a Reactor agent's LSTM state starts every episode from zero.
 
 Both return plain arrays: frames (N, 42, 42) uint8, episode_starts (N,) bool, actions (N,)
 int64, rewards (N,) float32, rooms (N,) int16 (RAM address 3 in Montezuma, else -1),
@@ -209,6 +210,8 @@ def play_checkpoint(settings: dict[str, Any], progress: bool = False) -> dict[st
         obs, info = env.reset(seed=settings["seed"])
         start = True
         for _ in steps:
+            if start:
+                policy.reset()  # a recurrent agent (Reactor) starts each episode from a zero LSTM state
             action = int(policy(obs))
             frame, room = info["density_frame"], _room(env) if montezuma else -1
             obs, reward, terminated, truncated, info = env.step(action)

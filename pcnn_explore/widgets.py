@@ -45,7 +45,7 @@ class EpisodeViewer(widgets.VBox):
     ``episode``: a :class:`~pcnn_explore.record.Episode`. ``compare``: the same episode recorded
     with another density model, shown beside it. ``labels``: column titles (default: the model
     names). ``alpha``: opacity of the surprise colour. ``scale``: enlargement of the frame
-    (pixels). ``interval_ms``: time between frames when playing. ``step``: the first step shown.
+    (pixels; 2 suits Atari's 210x160 pictures, 20 to 40 DeepSea's N x N, one pixel per cell). ``interval_ms``: time between frames when playing. ``step``: the first step shown.
     ``share_y``: the same y range for every model's trace (per quantity), so their numbers compare.
     """
 

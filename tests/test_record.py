@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 import zipfile
 from pathlib import Path
 
@@ -531,3 +532,107 @@ def test_cli_checks_that_out_is_writable_before_recording(tmp_path, capsys, monk
     line = _one_error_line(capsys.readouterr().err)
     assert "Permission denied" in line and str(unwritable) in line and "OSError" not in line
     assert list(unwritable.iterdir()) == []
+
+
+# ----------------------------------------------------------------------------------------------
+# Envs whose density frame is not 42x42; the summary line; Reactor checkpoints as policies
+# ----------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("density", ["cts", "pixelcnn"])
+def test_cli_records_deep_sea_with_its_own_frame_shape(tmp_path, capsys, density):
+    """DeepSea-6's density frames are 6x6: the model is built for them (density_shape), as in training."""
+    out = tmp_path / "x.npz"
+    status = main(["record", "--env", "DeepSea-6-v0", "--policy", "random", "--density", density,
+                   "--max-steps", "20", "--episodes", "3", "--out", str(out)])
+    captured = capsys.readouterr()
+    assert status == 0, captured.err
+    ep = load_episode(out)
+    assert len(ep) == 18 and ep.episode_start_steps.tolist() == [0, 6, 12]  # three episodes of N = 6 steps
+    assert ep.density.shape == ep.surprise.shape == (18, 6, 6)
+    assert (ep.metadata["height"], ep.metadata["width"]) == (6, 6) and "height=6, width=6" in ep.metadata["model"]
+    # one pixel per cell, 7 in the agent's cell: row t of each episode holds it
+    for t in range(18):
+        assert ep.density[t].sum() == 7 and ep.density[t][t % 6].max() == 7
+    # the numbers are those of a model of 6x6 frames trained on these frames
+    bonus = PseudoCountBonus(make_density(density, 6, 6, seed=0), scale=0.1)
+    records = [bonus.step(frame) for frame in ep.density]
+    np.testing.assert_array_equal(ep.log_rho, [r.log_rho for r in records])
+
+
+def test_summary_line_prints_huge_bonuses_in_scientific_notation(tmp_path, capsys):
+    """A fresh CTS model's first Pong frame has a PG of ~2,600 nats: bonus sqrt(expm1(0.1 * PG)) ~ 1e57."""
+    out = tmp_path / "x.npz"
+    assert main(["record", "--env", "ALE/Pong-v5", "--density", "cts", "--max-steps", "3", "--out", str(out)]) == 0
+    line = capsys.readouterr().out.strip()
+    ep = load_episode(out)
+    assert 1e50 < ep.bonus.max() < np.inf
+    assert line.endswith(f"; mean bonus {ep.bonus.mean():.6g}, max bonus {ep.bonus.max():.6g}")
+    assert "e+57" in line and max(len(run) for run in re.findall(r"\d+", line)) < 10  # never 58 digits
+
+
+@pytest.fixture(scope="module")
+def reactor_run(tmp_path_factory):
+    """A tiny Reactor checkpoint (DeepSea-6, smoke profile, 100 steps): a recurrent policy."""
+    run = tmp_path_factory.mktemp("reactor") / "run"
+    assert main(["train", "--env", "DeepSea-6-v0", "--agent", "reactor", "--bonus", "none", "--profile", "smoke",
+                 "--steps", "100", "--out", str(run), "--no-progress"]) == 0
+    return run
+
+
+def _spy_on_reactor(monkeypatch):
+    """Log (h, c, probabilities) of every ReactorAgent.policy call: the LSTM state each step starts from."""
+    from pcnn_explore.agents.reactor import ReactorAgent
+
+    calls, real = [], ReactorAgent.policy
+
+    def policy(self, observations, env_indices):
+        h, c = self.h[list(env_indices)].clone(), self.c[list(env_indices)].clone()
+        probs = real(self, observations, env_indices)
+        calls.append((h, c, probs.copy()))
+        return probs
+
+    monkeypatch.setattr(ReactorAgent, "policy", policy)
+    return calls
+
+
+def _replay_episode(run, seed: int, draws_before: int, n_steps: int) -> list[int]:
+    """The actions of a freshly loaded (zero-state) Reactor policy in one fresh DeepSea episode, its
+    generator first advanced past ``draws_before`` uniforms (one per action, ReactorAgent.act)."""
+    from pcnn_explore.train import load_policy
+
+    _, policy = load_policy(run, seed=seed)
+    policy.rng.random(draws_before)
+    env = policy.make_env(seed)
+    obs, _ = env.reset(seed=seed)
+    policy.reset()
+    actions = []
+    for _ in range(n_steps):
+        actions.append(int(policy(obs)))
+        obs, *_ = env.step(actions[-1])
+    return actions
+
+
+def test_reactor_checkpoint_starts_every_recorded_episode_from_a_zero_lstm_state(reactor_run, monkeypatch):
+    calls = _spy_on_reactor(monkeypatch)
+    ep = record_episode("DeepSea-6-v0", reactor_run, "cts", seed=0, max_steps=18, n_episodes=3)
+    starts = ep.episode_start_steps.tolist()
+    assert starts == [0, 6, 12] and len(calls) == 18
+    for t in starts:
+        h, c, probs = calls[t]
+        assert not h.any() and not c.any(), f"episode at step {t} starts from the last episode's LSTM state"
+        np.testing.assert_array_equal(probs, calls[0][2])  # the same first observation, the same pi
+    assert calls[1][0].any()  # within an episode the state carries on
+    # each episode's actions are those of a fresh policy (the same uniforms) in a fresh episode
+    for t in starts:
+        assert ep.actions[t:t + 6].tolist() == _replay_episode(reactor_run, 0, t, 6)
+
+
+def test_warm_up_does_not_change_a_reactor_checkpoints_recorded_actions(reactor_run):
+    """Warm-up episodes are played by a policy of their own (its own generator, seed + 1), reset at
+    each of their starts, so the recorded episodes are those recorded without a warm-up."""
+    plain = record_episode("DeepSea-6-v0", reactor_run, "cts", seed=2, max_steps=12, n_episodes=2)
+    warmed = record_episode("DeepSea-6-v0", reactor_run, "cts", warmup_frames=15, seed=2, max_steps=12,
+                            n_episodes=2)
+    assert warmed.n[0] == 16 and plain.n[0] == 1
+    np.testing.assert_array_equal(warmed.actions, plain.actions)
+    np.testing.assert_array_equal(warmed.density, plain.density)
+    assert plain.actions.tolist() == _replay_episode(reactor_run, 2, 0, 6) + _replay_episode(reactor_run, 2, 6, 6)

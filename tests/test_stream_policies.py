@@ -108,3 +108,40 @@ def test_checkpoint_stream_plays_the_trained_agent(tmp_path):
     with pytest.raises(ValueError, match="trained on 'ALE/Pong-v5'"):
         load_stream("Freeway", 10, policy=f"checkpoint:{run}", cache_dir=tmp_path / "cache")
     assert stream_path(s.settings, tmp_path / "cache") == s.path
+
+
+def test_checkpoint_stream_resets_a_reactor_lstm_at_every_episode_start(tmp_path, monkeypatch):
+    """A recurrent agent's stream: every episode starts from a zero LSTM state, so episode k's actions
+    are those of a freshly loaded policy (drawing the same uniforms) in a fresh episode."""
+    from pcnn_explore.agents.reactor import ReactorAgent
+    from pcnn_explore.cli import main
+    from pcnn_explore.train import load_policy
+
+    run = tmp_path / "run"
+    assert main(["train", "--env", "DeepSea-6-v0", "--agent", "reactor", "--bonus", "none", "--profile", "smoke",
+                 "--steps", "100", "--out", str(run), "--no-progress"]) == 0
+    states, real = [], ReactorAgent.policy
+
+    def policy(self, observations, env_indices):  # the LSTM state each step starts from
+        states.append((self.h.clone(), self.c.clone()))
+        return real(self, observations, env_indices)
+
+    monkeypatch.setattr(ReactorAgent, "policy", policy)
+    settings = dict(checkpoint=str(run), epsilon=sp.CHECKPOINT_EPSILON, seed=4, game="DeepSea", n_frames=18,
+                    height=6, width=6)
+    arrays = sp.play_checkpoint(settings)
+    starts = np.flatnonzero(arrays["episode_starts"]).tolist()
+    assert starts == [0, 6, 12] and arrays["frames"].shape == (18, 6, 6) and len(states) == 18
+    for t in starts:
+        assert not states[t][0].any() and not states[t][1].any(), f"step {t} starts from the last episode's state"
+    assert states[1][0].any()
+    monkeypatch.setattr(ReactorAgent, "policy", real)
+    for t in starts:
+        _, fresh = load_policy(run, epsilon=sp.CHECKPOINT_EPSILON, seed=4)
+        fresh.rng.random(t)  # the uniforms the stream drew before (one per action)
+        env = fresh.make_env(4, keep_rgb=False)
+        obs, _ = env.reset(seed=4)
+        fresh.reset()
+        for s in range(t, t + 6):
+            assert int(fresh(obs)) == arrays["actions"][s]
+            obs, *_ = env.step(int(arrays["actions"][s]))

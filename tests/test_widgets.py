@@ -155,3 +155,23 @@ def test_viewer_has_a_colour_scale_shared_y_and_a_static_image():
     assert len(viewer.static_figure().axes) == 7  # two frames, four traces, the colour bar
     single = EpisodeViewer(ep)
     assert len(single.static_figure().axes) == 4  # frame, its colour bar, two traces
+
+
+def test_viewer_builds_on_a_deep_sea_recording():
+    """DeepSea-6: 6x6 density frames and a 6x6 RGB picture; the viewer, its static figure and the
+    comparison of two models work on frames of any size."""
+    from pcnn_explore.record import record_episode
+
+    ep = record_episode("DeepSea-6-v0", "random", "cts", seed=1, max_steps=12, n_episodes=2)
+    other = record_episode("DeepSea-6-v0", "random", "pixelcnn", seed=1, max_steps=12, n_episodes=2)
+    assert ep.rgb.shape == (12, 6, 6, 3) and ep.surprise.shape == other.surprise.shape == (12, 6, 6)
+    viewer = EpisodeViewer(ep, compare=other, scale=20)
+    viewer.slider.value = 8
+    for image, e in zip(viewer.frame_images, (ep, other)):
+        expected = plots.surprise_overlay(e.rgb[8], e.surprise[8], viewer.vmax, viewer.alpha)
+        np.testing.assert_array_equal(decode(image.value), expected.repeat(20, 0).repeat(20, 1))
+    assert (viewer.frame_images[0].width, viewer.frame_images[0].height) == ("120", "120")
+    assert "step 8" in viewer.readout.value and "room" not in viewer.readout.value
+    assert len(viewer.static_figure().axes) == 7
+    assert len(EpisodeViewer(ep).static_figure().axes) == 4
+    assert len(plots.trace_figure(ep, t=3).axes) == 2

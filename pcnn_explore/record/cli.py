@@ -116,6 +116,7 @@ def _run(args: argparse.Namespace) -> int:
     except OSError as e:
         raise OSError(f"cannot write {out}: {e.strerror or e}") from None
     size = out.stat().st_size / 1e6
-    print(f"wrote {out} ({size:.1f} MB): {episode!r}; mean bonus {episode.bonus.mean():.4f}, "
-          f"max bonus {episode.bonus.max():.4f}")
+    # six significant digits: the first bonuses of a fresh model reach 1e57 (not 58 digits), +inf beyond
+    print(f"wrote {out} ({size:.1f} MB): {episode!r}; mean bonus {episode.bonus.mean():.6g}, "
+          f"max bonus {episode.bonus.max():.6g}")
     return 0

@@ -8,7 +8,9 @@ key                 shape, dtype         meaning
 ==================  ===================  ====================================================
 ``rgb``             (T, H, W, 3) uint8   the RGB picture of state s_t (the state the action is
                                          taken in, which is also the frame the model scores)
-``density``         (T, 42, 42) uint8    the density model's view of s_t, levels 0..7
+``density``         (T, H, W) uint8      the density model's view of s_t, levels 0..7;
+                                         (H, W) = ``pcnn_explore.envs.density_shape(env)``:
+                                         42x42, N x N for DeepSea-N
 ``actions``         (T,) int64           a_t, taken in s_t
 ``rewards``         (T,) float32         extrinsic reward after a_t (unclipped game points)
 ``life_loss``       (T,) bool            a life was lost during step t
@@ -26,10 +28,11 @@ key                 shape, dtype         meaning
 ``bonus``           (T,) float64         r+ = sqrt(expm1(c * decay(n) * max(PG_n, 0))); +inf
                                          where that exceeds the float range (c = 1 or 10 and
                                          the large PG of the first frames), never NaN
-``surprise``        (T, 42, 42) float16  per-pixel log-loss -log rho_n(x_ij | x_<ij) in nats,
+``surprise``        (T, H, W) float16    per-pixel log-loss -log rho_n(x_ij | x_<ij) in nats,
                                          before the update on s_t: the model's surprise map
 ``metadata``        JSON string          env, model, settings, package and format version,
-                                         checksum of everything above
+                                         the PyTorch build, instruction set and thread count
+                                         that ran the model, checksum of everything above
 ==================  ===================  ====================================================
 
 The density model first trains on ``warmup_frames`` frames from the same environment and policy

@@ -78,11 +78,14 @@ class _RandomPolicy:
 
 
 class _CheckpointPolicy:
+    """A trained agent (``pcnn_explore.train.load_policy``); ``reset()`` at each episode start
+    zeroes a recurrent agent's LSTM state (Reactor), so no episode sees the one before."""
+
     def __init__(self, fn: Callable[[np.ndarray], int]):
         self.fn = fn
 
     def reset(self) -> None:
-        pass
+        self.fn.reset()
 
     def __call__(self, obs: np.ndarray) -> int:
         return int(self.fn(obs))
@@ -206,16 +209,21 @@ def _record(env_id, policy, density, warmup_frames, seed, max_steps, n_episodes,
             sticky_actions, device, progress) -> Episode:
     from pcnn_explore.bonus import SCHEDULES, PseudoCountBonus
     from pcnn_explore.density import make_density
+    from pcnn_explore.envs import density_shape
 
     if pg_schedule not in SCHEDULES:
         raise ValueError(f"unknown pg_schedule {pg_schedule!r}: choose one of {', '.join(SCHEDULES)}")
     policy = str(policy)
     sticky = (0.0 if policy == "scripted" else 0.25) if sticky_actions is None else float(sticky_actions)
-    checkpoint_fn = None
+    checkpoint_fn = warmup_fn = None
     if policy not in ("random", "scripted"):
+        # one policy per phase, as the random and scripted policies get one generator per phase:
+        # the warm-up's draws (Reactor samples its actions) never shift the recorded episode's
         checkpoint_fn = _load_checkpoint_policy(policy, env_id, int(seed))
+        warmup_fn = _load_checkpoint_policy(policy, env_id, int(seed) + 1) if warmup_frames else None
         sticky = float(getattr(checkpoint_fn, "env_kwargs", {}).get("sticky_actions", sticky))
-    model = make_density(density, device=device, seed=int(seed))  # each model takes the options it lists
+    # built for the env's density frames, as training builds it (42x42; N x N for DeepSea-N)
+    model = make_density(density, *density_shape(env_id), device=device, seed=int(seed))
     bonus = PseudoCountBonus(model, scale=float(pg_scale), schedule=pg_schedule)
     is_montezuma = env_id == "ALE/MontezumaRevenge-v5"
     atari = env_id.startswith("ALE/")
@@ -223,7 +231,7 @@ def _record(env_id, policy, density, warmup_frames, seed, max_steps, n_episodes,
     # Warm-up: the model trains on frames from separate episodes (environment seed + 1).
     if warmup_frames:
         env, pol = _make_env_and_policy(policy, env_id, int(seed) + 1, np.random.default_rng([int(seed), 1]),
-                                        sticky, checkpoint_fn)
+                                        sticky, warmup_fn)
         done, steps_in_episode = True, 0
         for _ in _progress(range(warmup_frames), progress, "warm-up"):
             if done:
@@ -267,10 +275,17 @@ def _record(env_id, policy, density, warmup_frames, seed, max_steps, n_episodes,
         done, start = terminated or truncated, False
     env.close()
 
+    import torch
+
     arrays = {name: np.asarray(values, dtype=FIELDS[name][0]) for name, values in rows.items()}
     metadata = {
         "format_version": FORMAT_VERSION,
         "package_version": pcnn_explore.__version__,
+        # what a neural model's numbers depend on beyond the settings: the same build, instruction
+        # set and thread count remake them bit for bit (data/episodes/README.md)
+        "torch_version": torch.__version__,
+        "cpu_capability": torch.backends.cpu.get_cpu_capability(),
+        "torch_threads": torch.get_num_threads(),
         "env_id": env_id,
         "density_model": density,
         "model": repr(model),
