@@ -63,7 +63,7 @@ POLICIES = ("random", "biased", "explorer", "checkpoint:PATH")
 #: Dirichlet concentration of the per-phase action probabilities of the "biased" policy.
 BIASED_CONCENTRATION = 0.5
 #: Bumped whenever the stream's content for given settings would change.
-STREAM_FORMAT = 2
+STREAM_FORMAT = 3  # 3: a recurrent checkpoint policy starts every episode from a zero state
 
 
 @dataclasses.dataclass(frozen=True)

@@ -44,7 +44,7 @@ def test_explorer_stream_is_deterministic_branches_and_restores(tmp_path):
 
 def test_explorer_cache_key_and_prefix(tmp_path):
     long = load_stream(MZ, 300, seed=0, policy="explorer", cache_dir=tmp_path)
-    assert long.path.name == "MontezumaRevenge_n300_seed0_explorer_fs4_sticky0_v2.npz"
+    assert long.path.name == "MontezumaRevenge_n300_seed0_explorer_fs4_sticky0_v3.npz"
     again = load_stream(MZ, 300, seed=0, policy="explorer", cache_dir=tmp_path)
     assert again.from_cache
     np.testing.assert_array_equal(again.rooms, long.rooms)
@@ -93,7 +93,7 @@ def test_checkpoint_stream_plays_the_trained_agent(tmp_path):
                  "--out", str(run), "--no-progress"]) == 0
     s = load_stream("Pong", 30, seed=3, policy=f"checkpoint:{run}", cache_dir=tmp_path / "cache")
     digest = s.settings["checkpoint_sha1"]
-    assert s.path.name == f"Pong_n30_seed3_checkpoint-{digest}_fs4_sticky{s.settings['sticky_actions']:g}_v2.npz"
+    assert s.path.name == f"Pong_n30_seed3_checkpoint-{digest}_fs4_sticky{s.settings['sticky_actions']:g}_v3.npz"
     assert s.frames.shape == (30, 42, 42) and s.episode_starts[0] and (s.rooms == -1).all()
     assert load_stream("Pong", 30, seed=3, policy=f"checkpoint:{run}", cache_dir=tmp_path / "cache").from_cache
     # the recorded actions are the agent's, replayed in its own env

@@ -80,7 +80,7 @@ def test_generation_is_deterministic_and_seed_dependent(tmp_path):
 def test_cache_file_name_holds_the_settings(tmp_path):
     s = stream_settings("Pong", 6000, seed=3, policy="biased", switch_every=4000, frameskip=4,
                         sticky_actions=0.0)
-    assert stream_path(s, tmp_path).name == "Pong_n6000_seed3_biased4000_fs4_sticky0_v2.npz"
+    assert stream_path(s, tmp_path).name == "Pong_n6000_seed3_biased4000_fs4_sticky0_v3.npz"
     assert stream_path(s, tmp_path).parent == tmp_path / "streams"
 
 
