@@ -27,21 +27,25 @@ Views (see :mod:`pcnn_explore.envs`, which builds and wraps it):
 - ``info["cell"]``: (row, column) of the agent after reset and after each step; after the last
   step the row is N (the row below the grid). ``info["success"]``: True on the step that pays +1.
 
-Registered ids: ``DeepSea-{N}-v0`` for N = 3 ... 40, mapping seed 0 (``import pcnn_explore.deep_sea``;
-:func:`pcnn_explore.envs.make_env` does it). The mapping is drawn with
-``np.random.default_rng(mapping_seed).integers(0, 2, (N, N))`` (1: action 1 is "right" in that
-cell); bsuite draws it with another generator, so the maps differ, not the task.
+Registered ids: ``DeepSea-{N}-v0`` for N = 3 ... 50, mapping seed :data:`DEFAULT_MAPPING_SEED`
+(42, the seed of bsuite's deep-sea sweep, which draws one mapping for every run; ``import
+pcnn_explore.deep_sea``: :func:`pcnn_explore.envs.make_env` does it, and takes ``mapping_seed`` to
+draw another). The mapping is drawn with ``np.random.default_rng(mapping_seed).integers(0, 2, (N, N))``
+(1: action 1 is "right" in that cell); bsuite draws it with another generator, so the maps differ,
+not the task.
 """
 from __future__ import annotations
 
 import gymnasium as gym
 import numpy as np
 
-__all__ = ["DeepSeaEnv", "DEEP_SEA_SIZES", "deep_sea_id", "deep_sea_size", "right_action", "optimal_return",
+__all__ = ["DeepSeaEnv", "DEEP_SEA_SIZES", "DEFAULT_MAPPING_SEED", "deep_sea_id", "deep_sea_size", "right_action", "optimal_return",
            "MOVE_COST", "AGENT_LEVEL"]
 
 #: grid sizes N registered as DeepSea-{N}-v0
-DEEP_SEA_SIZES = tuple(range(3, 41))
+DEEP_SEA_SIZES = tuple(range(3, 51))
+#: the mapping seed of the registered ids: bsuite's deep-sea sweep draws every run's mapping from 42
+DEFAULT_MAPPING_SEED = 42
 #: the cost of one "right" is MOVE_COST / N, so the best return is 1 - MOVE_COST
 MOVE_COST = 0.01
 #: the agent's level in the density frame (the others are 0)
@@ -77,7 +81,7 @@ class DeepSeaEnv(gym.Env):
 
     metadata = {"render_modes": []}
 
-    def __init__(self, size: int = 10, mapping_seed: int = 0):
+    def __init__(self, size: int = 10, mapping_seed: int = DEFAULT_MAPPING_SEED):
         if isinstance(size, bool) or not isinstance(size, (int, np.integer)):
             raise TypeError(f"size must be an int (the grid is size x size), got {type(size).__name__}")
         if size < 2:
@@ -135,4 +139,4 @@ class DeepSeaEnv(gym.Env):
 
 for _n in DEEP_SEA_SIZES:
     if deep_sea_id(_n) not in gym.registry:
-        gym.register(id=deep_sea_id(_n), entry_point=DeepSeaEnv, kwargs={"size": _n, "mapping_seed": 0})
+        gym.register(id=deep_sea_id(_n), entry_point=DeepSeaEnv, kwargs={"size": _n, "mapping_seed": DEFAULT_MAPPING_SEED})

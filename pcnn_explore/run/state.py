@@ -291,9 +291,16 @@ class Policy:
 
     @property
     def env_kwargs(self) -> dict:
+        """The settings :func:`pcnn_explore.envs.make_env` rebuilds the trained env with; DeepSea's
+        mapping seed too (settings saved before it was recorded ran on mapping seed 0)."""
+        from pcnn_explore.envs import is_deep_sea
+
         c = self.config
-        return dict(sticky_actions=c["sticky_actions"], terminal_on_life_loss=c["terminal_on_life_loss"],
-                    frame_stack=c["frame_stack"], tile_size=c["tile_size"], view=c["view"], n_actions=c["n_actions"])
+        kwargs = dict(sticky_actions=c["sticky_actions"], terminal_on_life_loss=c["terminal_on_life_loss"],
+                      frame_stack=c["frame_stack"], tile_size=c["tile_size"], view=c["view"], n_actions=c["n_actions"])
+        if is_deep_sea(c["env"]):
+            kwargs["mapping_seed"] = c.get("mapping_seed", 0)
+        return kwargs
 
     def make_env(self, seed: int = 0, keep_rgb: bool = True):
         """The agent's environment, as trained (``info["rgb"]`` holds the RGB frame when ``keep_rgb``)."""
