@@ -104,7 +104,7 @@ def test_count_maps_summary_on_hand_made_maps():
 
 
 @pytest.mark.parametrize("field, value, error", [
-    ("deep_sea_sizes", (2,), ValueError), ("deep_sea_sizes", (41,), ValueError), ("seeds", (), TypeError),
+    ("deep_sea_sizes", (2,), ValueError), ("deep_sea_sizes", (51,), ValueError), ("seeds", (), TypeError),
     ("deep_sea_variants", ("dqn_intrinsic",), ValueError), ("late_fraction", 0.0, ValueError),
     ("room_steps", 0, ValueError), ("room_env", "MiniGrid-Nowhere-v0", ValueError), ("counts_size", 2, ValueError),
 ])

@@ -98,7 +98,8 @@ class ExplorationSettings(ExperimentSettings):
                 raise ValueError(f"seeds must be non-negative integers, got {s!r}")
         for n in self.deep_sea_sizes:
             if n not in DEEP_SEA_SIZES:
-                raise ValueError(f"deep_sea_sizes: DeepSea-N exists for N in 3..40, got {n!r}")
+                raise ValueError(f"deep_sea_sizes: DeepSea-N exists for N in "
+                                 f"{DEEP_SEA_SIZES[0]}..{DEEP_SEA_SIZES[-1]}, got {n!r}")
         for v in (*self.deep_sea_variants, *self.room_variants):
             check_variant(v)
         for name in ("deep_sea_episodes", "room_steps", "counts_size", "counts_episodes", "workers"):
