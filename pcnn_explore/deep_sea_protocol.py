@@ -58,6 +58,8 @@ def solve_episode(successes: Sequence[bool]) -> int | None:
     if s.ndim != 1 or (s.size and s.dtype != bool):
         raise ValueError(f"successes must be a 1-D sequence of bools (one per episode), got dtype {s.dtype}, "
                          f"shape {s.shape}")
+    if not s.size:
+        return None
     e = np.arange(1, s.size + 1)
     bad = np.cumsum(~s)
     # bad / e < 0.9  <=>  10 bad < 9 e, in integers (no rounding at the tie)
