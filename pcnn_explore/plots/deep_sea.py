@@ -43,8 +43,9 @@ def plot_deep_sea_scaling(rows: Sequence[Mapping], labels: Mapping[str, str] | N
         unsolved = [r for r in mine if r["solve_episode"] is None]
         label = labels.get(variant, variant)
         x = [int(r["size"]) + jitter[i] for r in solved]
-        ax.scatter(x, [int(r["solve_episode"]) for r in solved], color=colour, marker=markers[i % len(markers)],
-                   s=22, alpha=0.8, label=f"{label}: solved")
+        if solved:
+            ax.scatter(x, [int(r["solve_episode"]) for r in solved], color=colour, marker=markers[i % len(markers)],
+                       s=22, alpha=0.8, label=f"{label}: solved")
         if unsolved:
             ax.scatter([int(r["size"]) + jitter[i] for r in unsolved],
                        [max(int(r["episodes_run"]), 1) for r in unsolved], color=colour, marker="x", s=26,
@@ -63,9 +64,9 @@ def plot_deep_sea_scaling(rows: Sequence[Mapping], labels: Mapping[str, str] | N
     ax.minorticks_off()
     episodes = [int(r["episodes_run"]) for r in rows] + [int(r["solve_episode"]) for r in rows
                                                          if r["solve_episode"] is not None]
-    ax.set_ylim(0.8, max([10, *episodes]) * 3)
+    ax.set_ylim(max(0.8, min([*episodes, 2 ** min(sizes)]) / 3), max([10, *episodes]) * 3)
     ax.set_xlabel("deep-sea size N")
     ax.set_ylabel("episodes to solve (bsuite's rule)")
     ax.set_title(title or "Episodes to solve deep sea against N")
-    ax.legend(fontsize=7, loc="upper left")
+    ax.legend(fontsize=7, loc="lower right")
     return fig
