@@ -25,7 +25,10 @@ Views (see :mod:`pcnn_explore.envs`, which builds and wraps it):
   0.6 ms at N <= 13 (the 10x that (N/42)^2 promises stops at the step's fixed cost); CTS: 0.07 ms
   against 0.31 ms.
 - ``info["cell"]``: (row, column) of the agent after reset and after each step; after the last
-  step the row is N (the row below the grid). ``info["success"]``: True on the step that pays +1.
+  step the row is N (the row below the grid) and ``info["outside"]`` is True (False before): that
+  position is not one of the N (N + 1) / 2 cells the agent can occupy before the episode ends
+  (row r, columns 0..r), and :class:`pcnn_explore.exploration.ExplorationTracker` does not count it.
+  ``info["success"]``: True on the step that pays +1.
 
 Registered ids: ``DeepSea-{N}-v0`` for N = 3 ... 50, mapping seed :data:`DEFAULT_MAPPING_SEED`
 (42, the seed of bsuite's deep-sea sweep, which draws one mapping for every run; ``import
@@ -40,7 +43,7 @@ import gymnasium as gym
 import numpy as np
 
 __all__ = ["DeepSeaEnv", "DEEP_SEA_SIZES", "DEFAULT_MAPPING_SEED", "deep_sea_id", "deep_sea_size", "right_action", "optimal_return",
-           "MOVE_COST", "AGENT_LEVEL"]
+           "occupiable_cells", "MOVE_COST", "AGENT_LEVEL"]
 
 #: grid sizes N registered as DeepSea-{N}-v0
 DEEP_SEA_SIZES = tuple(range(3, 51))
@@ -69,6 +72,13 @@ def deep_sea_size(env_id: str) -> int | None:
 def optimal_return(size: int) -> float:
     """Return of the best episode: +1 minus N rights at MOVE_COST / N each (0.99)."""
     return 1.0 - size * (MOVE_COST / size)
+
+
+def occupiable_cells(size: int) -> int:
+    """N (N + 1) / 2: the cells the agent can occupy before an episode ends (row r: columns 0..r).
+    Coverage on DeepSea is distinct cells visited as a share of these (the row below the grid,
+    where an episode ends, is not one of them)."""
+    return int(size) * (int(size) + 1) // 2
 
 
 def right_action(size: int, mapping_seed: int) -> np.ndarray:
@@ -110,7 +120,7 @@ class DeepSeaEnv(gym.Env):
         return self._grid(AGENT_LEVEL)
 
     def _info(self, success: bool) -> dict:
-        return {"cell": (self.row, self.column), "success": success}
+        return {"cell": (self.row, self.column), "success": success, "outside": self.row >= self.size}
 
     # -------------------------------------------------------------------------------- dynamics
     def reset(self, *, seed: int | None = None, options: dict | None = None):

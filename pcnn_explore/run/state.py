@@ -5,7 +5,8 @@ Files in ``out_dir``:
 - ``log.csv``: one row per episode (:data:`LOG_COLUMNS`; ``step`` is the agent step at which the
   episode ended, ``length`` its agent steps; the last row of a run whose budget ends mid-episode
   has ``complete = 0``). The lengths add up to the steps run, each step exactly once.
-  ``distinct_cells`` (cells or rooms visited by the run so far) and ``first_success_step`` come
+  ``distinct_cells`` (cells or rooms visited by the run so far; DeepSea: of the N (N + 1) / 2 cells
+  the agent can occupy before an episode ends, not the row below the grid) and ``first_success_step`` come
   from envs that expose ``info["cell"]`` / ``info["success"]`` (DeepSea, MiniGrid, Montezuma), else NaN.
   ``density_updates``: density-model updates so far (n of the bonus; 0 without a bonus).
 - ``settings.json``: the resolved :class:`~pcnn_explore.run.config.TrainConfig` of the latest start.
