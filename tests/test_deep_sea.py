@@ -196,3 +196,14 @@ def test_a_run_records_its_mapping_seed_and_resume_checks_it(tmp_path, capsys):
                  "--out", str(tmp_path / "other"), "--mapping-seed", "3"]) == 2
     err = capsys.readouterr().err
     assert "--mapping-seed (3) draws DeepSea's action mapping" in err and not (tmp_path / "other").exists()
+
+
+def test_settings_saved_before_the_mapping_seed_existed_resume_on_mapping_seed_0():
+    from pcnn_explore.run.state import RunError, _check_resumable
+    from pcnn_explore.train import TrainConfig
+
+    old = TrainConfig.preset("smoke", env="DeepSea-5-v0", mapping_seed=0).to_dict()
+    del old["mapping_seed"]
+    _check_resumable(old, TrainConfig.preset("smoke", env="DeepSea-5-v0", mapping_seed=0))
+    with pytest.raises(RunError, match="mapping_seed.*checkpoint 0 vs now 42"):
+        _check_resumable(old, TrainConfig.preset("smoke", env="DeepSea-5-v0"))

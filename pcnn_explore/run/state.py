@@ -151,6 +151,8 @@ def open_run(cfg: TrainConfig, resume: bool) -> Resume:
 
 def _check_resumable(saved: dict, cfg: TrainConfig) -> None:
     now = cfg.to_dict()
+    if "mapping_seed" not in saved and isinstance(saved.get("env"), str) and saved["env"].startswith("DeepSea-"):
+        saved = {**saved, "mapping_seed": 0}  # saved before the setting existed: DeepSea ran on mapping seed 0
     diff = sorted(k for k in now if k not in RESUMABLE_CHANGES and saved.get(k) != now[k])
     if diff:
         detail = ", ".join(f"{{{k}}}: checkpoint {saved.get(k)!r} vs now {now[k]!r}" for k in diff)
