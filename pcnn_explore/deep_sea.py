@@ -42,8 +42,8 @@ from __future__ import annotations
 import gymnasium as gym
 import numpy as np
 
-__all__ = ["DeepSeaEnv", "DEEP_SEA_SIZES", "DEFAULT_MAPPING_SEED", "deep_sea_id", "deep_sea_size", "right_action", "optimal_return",
-           "occupiable_cells", "MOVE_COST", "AGENT_LEVEL"]
+__all__ = ["DeepSeaEnv", "DEEP_SEA_SIZES", "DEFAULT_MAPPING_SEED", "deep_sea_id", "deep_sea_size", "right_action",
+           "optimal_return", "occupiable_cells", "MOVE_COST", "AGENT_LEVEL"]
 
 #: grid sizes N registered as DeepSea-{N}-v0
 DEEP_SEA_SIZES = tuple(range(3, 51))
@@ -149,4 +149,5 @@ class DeepSeaEnv(gym.Env):
 
 for _n in DEEP_SEA_SIZES:
     if deep_sea_id(_n) not in gym.registry:
-        gym.register(id=deep_sea_id(_n), entry_point=DeepSeaEnv, kwargs={"size": _n, "mapping_seed": DEFAULT_MAPPING_SEED})
+        gym.register(id=deep_sea_id(_n), entry_point=DeepSeaEnv,
+                     kwargs={"size": _n, "mapping_seed": DEFAULT_MAPPING_SEED})

@@ -201,7 +201,8 @@ def difference_verdict(values_a: Sequence[float], values_b: Sequence[float], dir
     t. ``agrees``: the ``level`` interval of mean(a) - mean(b) excludes 0 in the claimed direction;
     ``differs``: it excludes 0 the other way; else ``inconclusive``."""
     if direction not in _DIRECTIONS:
-        raise ValueError(f"direction must be one of {_DIRECTIONS} (the paper's claim a > b or a < b), got {direction!r}")
+        raise ValueError(f"direction must be one of {_DIRECTIONS} (the paper's claim a > b or a < b), "
+                         f"got {direction!r}")
     level = _level(level)
     estimate, (low, high), method, va, vb = _difference(values_a, values_b, level, seeds_a, seeds_b)
     sign = 1.0 if direction == "greater" else -1.0

@@ -74,7 +74,8 @@ def test_difference_welch_without_seeds_is_inconclusive_on_a_wide_spread():
     assert v.word == "inconclusive" and v.method.startswith("Welch")
     assert v.interval == pytest.approx((-2 - 2.3060041, -2 + 2.3060041), abs=1e-6)
     # the same numbers paired over the same seeds: every difference is -2, no spread
-    assert difference_verdict([1, 2, 3, 4, 5], [3, 4, 5, 6, 7], "less", seeds_a=range(5), seeds_b=range(5)).word == "agrees"
+    assert difference_verdict([1, 2, 3, 4, 5], [3, 4, 5, 6, 7], "less", seeds_a=range(5),
+                              seeds_b=range(5)).word == "agrees"
     assert difference_verdict([1, 2, 3, 4, 5], [3, 4, 5, 6, 7], "greater", seeds_a=range(5),
                               seeds_b=range(5)).word == "differs"
     # 5 seeds, success rates with a wide spread: a mean gap of 0.16 decides nothing

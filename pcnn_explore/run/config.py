@@ -21,9 +21,10 @@ BONUSES = ("none", *BONUS_MODELS)
 SCORED_FRAMES = ("state", "next_state")
 
 #: integer settings -> lowest allowed value (None allowed where the field's default is None)
-INT_LOWS = {"mapping_seed": 0, "steps": 1, "batch_size": 1, "train_every": 1, "target_update_every": 1, "log_every": 1,
+INT_LOWS = {"steps": 1, "batch_size": 1, "train_every": 1, "target_update_every": 1, "log_every": 1,
             "tile_size": 1, "seed": 0, "checkpoint_every": 0, "learning_starts": 0, "epsilon_decay_steps": 0,
-            "num_threads": 0, "num_envs": 1, "replay_capacity": 16, "hidden": 1, "frame_stack": 1, "n_actions": 1}
+            "num_threads": 0, "num_envs": 1, "replay_capacity": 16, "hidden": 1, "frame_stack": 1, "n_actions": 1,
+            "mapping_seed": 0}
 #: real-valued settings -> (low, high)
 NUMBER_RANGES = {"mmc_beta": (0.0, 1.0), "gamma": (0.0, 1.0), "epsilon_start": (0.0, 1.0),
                  "epsilon_end": (0.0, 1.0), "sticky_actions": (0.0, 1.0), "pg_scale": (0.0, math.inf),

@@ -229,7 +229,8 @@ class Grid:
             from pcnn_explore.deep_sea import deep_sea_size
 
             if isinstance(self.episodes, bool) or not isinstance(self.episodes, int) or self.episodes < 1:
-                raise SweepError(f"episodes must be a positive integer (episodes per DeepSea trial), got {self.episodes!r}")
+                raise SweepError(f"episodes must be a positive integer (episodes per DeepSea trial), "
+                                 f"got {self.episodes!r}")
             fixed = [e for e in self.envs if deep_sea_size(e) is None]
             if fixed:
                 raise SweepError(f"episodes sets a DeepSea trial's steps to episodes x N; {fixed[0]} has no fixed "
