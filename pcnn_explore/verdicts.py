@@ -12,6 +12,8 @@ a deep-sea score, an episode count), never on episodes pooled across seeds as if
 - :func:`progress_verdict`: a claim of progress, decided against a stated threshold (for instance
   the random policy's success rate 2^-N): ``agrees`` when the interval lies above it, ``differs``
   when it lies at or below it, else ``inconclusive``;
+- :func:`share_verdict`: the same for "k of n seeds" (e.g. solved a size), on the exact
+  Clopper-Pearson interval of the share;
 - :func:`equivalence_verdict`: a claim of no effect, decided against a stated margin: ``agrees``
   when the interval of the difference lies inside (-margin, margin), ``differs`` when it lies wholly
   outside, else ``inconclusive``.
@@ -27,7 +29,8 @@ from dataclasses import dataclass
 from typing import Sequence
 
 __all__ = ["VERDICTS", "VERDICT_COLOURS", "Verdict", "incomplete_beta", "t_cdf", "t_quantile", "beta_quantile",
-           "t_interval", "binomial_interval", "difference_verdict", "progress_verdict", "equivalence_verdict"]
+           "t_interval", "binomial_interval", "difference_verdict", "progress_verdict", "share_verdict",
+           "equivalence_verdict"]
 
 #: the verdict words of the report, strongest first
 VERDICTS = ("agrees", "partly", "differs", "inconclusive", "not testable at this profile")
@@ -233,6 +236,21 @@ def progress_verdict(values: Sequence[float], threshold: float, level: float = 0
     sentence = (f"{word}: {claim} = {_fmt(estimate)} over {len(v)} seeds, {level:.0%} interval "
                 f"[{_fmt(low)}, {_fmt(high)}] against the threshold {_fmt(float(threshold))}")
     return Verdict(word, estimate, (low, high), level, v, (), f"t over {len(v)} seeds", sentence)
+
+
+def share_verdict(k: int, n: int, threshold: float, level: float = 0.95, claim: str = "share of seeds") -> Verdict:
+    """Decide a claim of progress on "k of n seeds" (e.g. seeds that solved a size) with the exact
+    Clopper-Pearson interval of the share: ``agrees`` above ``threshold``, ``differs`` when its top is
+    at or below it, else ``inconclusive``. 5 of 5 seeds cannot show a share above 0.5 at 95%
+    (lower bound 0.478). ``values``: the n per-seed outcomes (k ones, then zeros)."""
+    level = _level(level)
+    low, high = binomial_interval(k, n, level)
+    if not math.isfinite(float(threshold)):
+        raise ValueError(f"threshold must be a finite number, got {threshold}")
+    word = "agrees" if low > threshold else "differs" if high <= threshold else "inconclusive"
+    sentence = (f"{word}: {claim} = {k}/{n}, {level:.0%} exact interval [{_fmt(low)}, {_fmt(high)}] against the "
+                f"threshold {_fmt(float(threshold))}")
+    return Verdict(word, k / n, (low, high), level, tuple([1.0] * k + [0.0] * (n - k)), (), "Clopper-Pearson", sentence)
 
 
 def equivalence_verdict(values_a: Sequence[float], values_b: Sequence[float], margin: float, level: float = 0.95,

@@ -124,3 +124,16 @@ def test_equivalence_against_a_margin():
 def test_the_vocabulary_has_inconclusive_with_its_own_colour():
     assert VERDICTS == ("agrees", "partly", "differs", "inconclusive", "not testable at this profile")
     assert set(VERDICT_COLOURS) == set(VERDICTS) and len(set(VERDICT_COLOURS.values())) == len(VERDICTS)
+
+
+def test_share_of_seeds_on_the_exact_interval():
+    from pcnn_explore.verdicts import share_verdict
+
+    v = share_verdict(5, 5, 0.5)  # lower bound 0.025 ** (1 / 5) = 0.478 < 0.5: five of five decide nothing here
+    assert v.word == "inconclusive" and v.interval[0] == pytest.approx(0.025 ** 0.2, abs=1e-12)
+    assert share_verdict(5, 5, 2.0 ** -10).word == "agrees" and share_verdict(5, 5, 2.0 ** -10).estimate == 1.0
+    assert share_verdict(0, 5, 0.6).word == "differs"  # upper bound 0.522
+    assert share_verdict(3, 3, 0.29).word == "agrees" and share_verdict(3, 3, 0.3).word == "inconclusive"
+    assert share_verdict(2, 5, 0.1).values == (1.0, 1.0, 0.0, 0.0, 0.0)
+    with pytest.raises(ValueError, match="binomial_interval"):
+        share_verdict(6, 5, 0.1)
