@@ -25,23 +25,30 @@ Views (see :mod:`pcnn_explore.envs`, which builds and wraps it):
   0.6 ms at N <= 13 (the 10x that (N/42)^2 promises stops at the step's fixed cost); CTS: 0.07 ms
   against 0.31 ms.
 - ``info["cell"]``: (row, column) of the agent after reset and after each step; after the last
-  step the row is N (the row below the grid). ``info["success"]``: True on the step that pays +1.
+  step the row is N (the row below the grid) and ``info["outside"]`` is True (False before): that
+  position is not one of the N (N + 1) / 2 cells the agent can occupy before the episode ends
+  (row r, columns 0..r), and :class:`pcnn_explore.exploration.ExplorationTracker` does not count it.
+  ``info["success"]``: True on the step that pays +1.
 
-Registered ids: ``DeepSea-{N}-v0`` for N = 3 ... 40, mapping seed 0 (``import pcnn_explore.deep_sea``;
-:func:`pcnn_explore.envs.make_env` does it). The mapping is drawn with
-``np.random.default_rng(mapping_seed).integers(0, 2, (N, N))`` (1: action 1 is "right" in that
-cell); bsuite draws it with another generator, so the maps differ, not the task.
+Registered ids: ``DeepSea-{N}-v0`` for N = 3 ... 50, mapping seed :data:`DEFAULT_MAPPING_SEED`
+(42, the seed of bsuite's deep-sea sweep, which draws one mapping for every run; ``import
+pcnn_explore.deep_sea``: :func:`pcnn_explore.envs.make_env` does it, and takes ``mapping_seed`` to
+draw another). The mapping is drawn with ``np.random.default_rng(mapping_seed).integers(0, 2, (N, N))``
+(1: action 1 is "right" in that cell); bsuite draws it with another generator, so the maps differ,
+not the task.
 """
 from __future__ import annotations
 
 import gymnasium as gym
 import numpy as np
 
-__all__ = ["DeepSeaEnv", "DEEP_SEA_SIZES", "deep_sea_id", "deep_sea_size", "right_action", "optimal_return",
-           "MOVE_COST", "AGENT_LEVEL"]
+__all__ = ["DeepSeaEnv", "DEEP_SEA_SIZES", "DEFAULT_MAPPING_SEED", "deep_sea_id", "deep_sea_size", "right_action",
+           "optimal_return", "occupiable_cells", "MOVE_COST", "AGENT_LEVEL"]
 
 #: grid sizes N registered as DeepSea-{N}-v0
-DEEP_SEA_SIZES = tuple(range(3, 41))
+DEEP_SEA_SIZES = tuple(range(3, 51))
+#: the mapping seed of the registered ids: bsuite's deep-sea sweep draws every run's mapping from 42
+DEFAULT_MAPPING_SEED = 42
 #: the cost of one "right" is MOVE_COST / N, so the best return is 1 - MOVE_COST
 MOVE_COST = 0.01
 #: the agent's level in the density frame (the others are 0)
@@ -67,6 +74,13 @@ def optimal_return(size: int) -> float:
     return 1.0 - size * (MOVE_COST / size)
 
 
+def occupiable_cells(size: int) -> int:
+    """N (N + 1) / 2: the cells the agent can occupy before an episode ends (row r: columns 0..r).
+    Coverage on DeepSea is distinct cells visited as a share of these (the row below the grid,
+    where an episode ends, is not one of them)."""
+    return int(size) * (int(size) + 1) // 2
+
+
 def right_action(size: int, mapping_seed: int) -> np.ndarray:
     """(N, N) int64: the action (0 or 1) that means "right" in each cell (row, column)."""
     return np.random.default_rng(int(mapping_seed)).integers(0, 2, (int(size), int(size)))
@@ -77,7 +91,7 @@ class DeepSeaEnv(gym.Env):
 
     metadata = {"render_modes": []}
 
-    def __init__(self, size: int = 10, mapping_seed: int = 0):
+    def __init__(self, size: int = 10, mapping_seed: int = DEFAULT_MAPPING_SEED):
         if isinstance(size, bool) or not isinstance(size, (int, np.integer)):
             raise TypeError(f"size must be an int (the grid is size x size), got {type(size).__name__}")
         if size < 2:
@@ -106,7 +120,7 @@ class DeepSeaEnv(gym.Env):
         return self._grid(AGENT_LEVEL)
 
     def _info(self, success: bool) -> dict:
-        return {"cell": (self.row, self.column), "success": success}
+        return {"cell": (self.row, self.column), "success": success, "outside": self.row >= self.size}
 
     # -------------------------------------------------------------------------------- dynamics
     def reset(self, *, seed: int | None = None, options: dict | None = None):
@@ -135,4 +149,5 @@ class DeepSeaEnv(gym.Env):
 
 for _n in DEEP_SEA_SIZES:
     if deep_sea_id(_n) not in gym.registry:
-        gym.register(id=deep_sea_id(_n), entry_point=DeepSeaEnv, kwargs={"size": _n, "mapping_seed": 0})
+        gym.register(id=deep_sea_id(_n), entry_point=DeepSeaEnv,
+                     kwargs={"size": _n, "mapping_seed": DEFAULT_MAPPING_SEED})

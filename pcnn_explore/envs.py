@@ -33,7 +33,7 @@ Atari defaults (state them when you report results):
 - ``noop_max=30``, ``frame_skip=4``, ``screen_size=84``, ``frame_stack=4``.
 
 Env ids are checked before anything is built: ``ALE/<Game>-v5``, any registered ``MiniGrid-*``
-id (including ones registered by your own code) and ``DeepSea-{N}-v0`` for N = 3 ... 40.
+id (including ones registered by your own code) and ``DeepSea-{N}-v0`` for N = 3 ... 50.
 :func:`env_defaults` gives the training settings a task needs beyond the profile's preset.
 """
 from __future__ import annotations
@@ -119,7 +119,7 @@ def check_env_id(env_id: object) -> str:
     """Return ``env_id`` if it names a supported, registered environment; else raise ValueError/TypeError.
 
     Supported: ``ALE/<Game>-v5`` (Atari through ale-py), registered ``MiniGrid-*`` ids and
-    ``DeepSea-{N}-v0`` (N = 3 ... 40).
+    ``DeepSea-{N}-v0`` (N = 3 ... 50).
     """
     if not isinstance(env_id, str):
         raise TypeError(f"env id must be a string such as {EXAMPLE_IDS[0]!r}, got {type(env_id).__name__}")
@@ -332,6 +332,7 @@ def make_env(
     n_actions: int | None = None,
     keep_rgb: bool = False,
     density_frame: bool = True,
+    mapping_seed: int | None = None,
 ) -> gym.Env:
     """Build the agent's environment for ``env_id``; see the module docstring for both views.
 
@@ -343,6 +344,8 @@ def make_env(
     (whole grid, default) or "partial" (agent's view), ``n_actions`` to keep the first n actions.
     DeepSea (``DeepSea-{N}-v0``): observation (frame_stack=1, N, N); the Atari and MiniGrid
     arguments do not apply (``n_actions`` and ``view`` other than "full" are rejected).
+    ``mapping_seed`` draws its action mapping (None: the registered one, seed 42 as bsuite's);
+    on every other env it must stay None.
 
     The env is seeded with ``seed`` on its first ``reset()``; pass ``reset(seed=...)`` to reseed.
     ``info["density_frame"]`` is present unless ``density_frame=False`` (an agent without a bonus
@@ -351,6 +354,9 @@ def make_env(
     check_env_id(env_id)
     stack = frame_stack if frame_stack is not None else (4 if is_atari(env_id) else 1)
     _check_common(seed, sticky_actions, stack)
+    if mapping_seed is not None and not is_deep_sea(env_id):
+        raise ValueError(f"{env_id}: mapping_seed draws DeepSea's action mapping; leave it unset (None) on "
+                         f"other envs, got {mapping_seed!r}")
     if is_atari(env_id):
         from gymnasium.wrappers import AtariPreprocessing, FrameStackObservation
 
@@ -367,7 +373,8 @@ def make_env(
         if n_actions is not None or view != "full":
             raise ValueError(f"{env_id}: DeepSea has 2 actions and one view (the whole grid); "
                              f"leave n_actions and view unset, got n_actions={n_actions!r}, view={view!r}")
-        env = gym.make(env_id).unwrapped  # no time limit or checker: N steps end every episode
+        given = {} if mapping_seed is None else {"mapping_seed": mapping_seed}
+        env = gym.make(env_id, **given).unwrapped  # no time limit or checker: N steps end every episode
         if stack > 1:
             from gymnasium.wrappers import FrameStackObservation
 

@@ -17,7 +17,10 @@ episodes, all envs of a vector run together)::
     tracker.distinct_cells, tracker.first_success_step
 
 An info without ``"cell"`` (Atari games other than Montezuma) changes nothing: the tracker then
-reports 0 cells and no success. Pure Python, no dependence on the training loop.
+reports 0 cells and no success. An info with ``info["outside"]`` True (DeepSea after its last step,
+the agent below the grid) adds no cell: on DeepSea the distinct cells are those of the
+N (N + 1) / 2 the agent can occupy before an episode ends (:func:`pcnn_explore.deep_sea.occupiable_cells`).
+Pure Python, no dependence on the training loop.
 """
 from __future__ import annotations
 
@@ -45,7 +48,8 @@ class ExplorationTracker:
     agent step at which it was observed (the loop's step counter after the env step; for a reset,
     the current count); None: the number of ``update`` calls so far, counting this one.
 
-    ``distinct_cells``: how many different ``info["cell"]`` values have been seen (int).
+    ``distinct_cells``: how many different ``info["cell"]`` values have been seen (int), leaving
+    out those of infos with ``info["outside"]`` True.
     ``first_success_step``: the ``step`` of the first info with ``info["success"]`` True, None
     before any. ``successes``: how many such infos. ``state_dict`` / ``load_state_dict`` for
     checkpoints (plain lists and numbers only).
@@ -74,7 +78,7 @@ class ExplorationTracker:
         self.updates += 1
         at = self.updates if step is None else int(step)
         cell = info.get("cell")
-        if cell is not None:
+        if cell is not None and not info.get("outside", False):
             try:
                 self._cells.add(_freeze(cell))
             except TypeError:

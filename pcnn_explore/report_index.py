@@ -1,7 +1,8 @@
 """``OUT/index.html`` of ``pcnn-explore reproduce``: which of the paper's claims this run reproduced.
 
 The page opens with one line per notebook: its verdict, coloured (``agrees`` green, ``partly``
-amber, ``differs`` red, ``not testable at this profile`` grey; read from the first word of
+amber, ``differs`` red, ``inconclusive`` violet, ``not testable at this profile`` grey; the words and
+colours of :mod:`pcnn_explore.verdicts`; read from the first word of
 ``metrics.json``'s ``summary.verdict``, see DESIGN "Verdicts in the report"), the paper's claim,
 and a thumbnail of the notebook's main figure linking to its HTML. A smoke run carries a banner:
 smoke is a plumbing check and its numbers mean nothing; every smoke notebook reads
@@ -22,14 +23,13 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from pcnn_explore.atomic import write_text_atomic
+from pcnn_explore.verdicts import VERDICT_COLOURS, VERDICTS
 
 __all__ = ["VERDICTS", "verdict_word", "main_figure", "write_index", "RECORDS"]
 
-VERDICTS = ("agrees", "partly", "differs", "not testable at this profile")
 #: the file, beside index.html, holding one record per notebook run
 RECORDS = "index.json"
-_COLOURS = {"agrees": "#1a7f37", "partly": "#b7791f", "differs": "#c62828",
-            "not testable at this profile": "#757575", "no verdict": "#757575", "failed": "#c62828"}
+_COLOURS = {**VERDICT_COLOURS, "no verdict": "#757575", "failed": "#c62828"}
 
 
 def verdict_word(metrics: dict | None, status: str = "ok") -> str:

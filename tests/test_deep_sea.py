@@ -6,7 +6,8 @@ import itertools
 import numpy as np
 import pytest
 
-from pcnn_explore.deep_sea import DEEP_SEA_SIZES, DeepSeaEnv, deep_sea_id, deep_sea_size, optimal_return, right_action
+from pcnn_explore.deep_sea import (DEEP_SEA_SIZES, DEFAULT_MAPPING_SEED, DeepSeaEnv, deep_sea_id, deep_sea_size,
+                                   optimal_return, right_action)
 from pcnn_explore.envs import check_env_id, density_shape, env_defaults, make_env, make_raw_env
 
 C3 = 0.01 / 3  # the cost of one "right" on N = 3
@@ -76,11 +77,13 @@ def test_the_action_mapping_is_fixed_by_its_seed():
     np.testing.assert_array_equal(a.right, right_action(20, 7))
     assert not np.array_equal(a.right, DeepSeaEnv(20, mapping_seed=8).right)
     assert set(np.unique(a.right)) == {0, 1} and 100 < a.right.sum() < 300  # per cell, both ways
-    # the registered ids use mapping seed 0, whatever the env's episode seed
+    # the registered ids use mapping seed 42 (bsuite's sweep), whatever the env's episode seed
+    assert DEFAULT_MAPPING_SEED == 42 and DeepSeaEnv(20).mapping_seed == 42
     env = make_env("DeepSea-20-v0", seed=5)
-    np.testing.assert_array_equal(env.unwrapped.right, right_action(20, 0))
+    np.testing.assert_array_equal(env.unwrapped.right, right_action(20, 42))
     env.reset(seed=123)
-    np.testing.assert_array_equal(env.unwrapped.right, right_action(20, 0))
+    np.testing.assert_array_equal(env.unwrapped.right, right_action(20, 42))
+    assert not np.array_equal(right_action(20, 42), right_action(20, 0))
     # a fixed action index is "right" in some cells and "left" in others: always 1 never succeeds
     env.reset()
     rets = [env.step(1)[1] for _ in range(20)]
@@ -99,15 +102,15 @@ def test_only_going_right_every_step_pays_and_the_best_return_is_099():
 
 
 def test_ids_shapes_and_defaults():
-    assert DEEP_SEA_SIZES == tuple(range(3, 41))
-    for n in (3, 20, 40):
+    assert DEEP_SEA_SIZES == tuple(range(3, 51))
+    for n in (3, 20, 40, 50):
         assert check_env_id(deep_sea_id(n)) == f"DeepSea-{n}-v0"
         assert density_shape(deep_sea_id(n)) == (n, n)
     assert deep_sea_size("DeepSea-20-v0") == 20 and deep_sea_size("DeepSea-020-v0") is None
     assert deep_sea_size("MiniGrid-Empty-5x5-v0") is None
     assert density_shape("MiniGrid-Empty-5x5-v0") == (42, 42)
-    with pytest.raises(ValueError, match="unknown env id 'DeepSea-41-v0'.*did you mean"):
-        check_env_id("DeepSea-41-v0")
+    with pytest.raises(ValueError, match="unknown env id 'DeepSea-51-v0'.*did you mean"):
+        check_env_id("DeepSea-51-v0")
     with pytest.raises(ValueError, match="unknown env id"):
         density_shape("DeepSea-2-v0")
     defaults = env_defaults("DeepSea-20-v0")
@@ -141,3 +144,66 @@ def test_views_without_the_density_frame_and_with_the_picture():
     obs, info = env.reset()
     assert obs.shape == (2, 4, 4) and info["rgb"].shape == (4, 4, 3) and info["rgb"][0, 0].tolist() == [255] * 3
     assert info["density_frame"].shape == (4, 4) and info["density_frame"][0, 0] == 7
+
+
+def test_make_env_draws_the_mapping_from_a_given_mapping_seed():
+    for m in (0, 7, 42):
+        env = make_env("DeepSea-12-v0", seed=3, mapping_seed=m)
+        assert env.unwrapped.mapping_seed == m
+        np.testing.assert_array_equal(env.unwrapped.right, right_action(12, m))
+    np.testing.assert_array_equal(make_env("DeepSea-12-v0").unwrapped.right, right_action(12, 42))
+    with pytest.raises(ValueError, match="mapping_seed draws DeepSea's action mapping"):
+        make_env("MiniGrid-Empty-5x5-v0", mapping_seed=0)
+    with pytest.raises(ValueError, match="mapping_seed"):
+        make_env("DeepSea-12-v0", mapping_seed=-1)
+
+
+def test_the_run_setting_mapping_seed_defaults_to_42_on_deep_sea_only():
+    from pcnn_explore.checks import SettingError
+    from pcnn_explore.run.config import RESUMABLE_CHANGES
+    from pcnn_explore.train import TrainConfig
+
+    assert TrainConfig.preset("study", env="DeepSea-14-v0").mapping_seed == 42
+    assert TrainConfig.preset("study", env="DeepSea-14-v0", mapping_seed=3).mapping_seed == 3
+    assert TrainConfig.preset("study", env="DeepSea-14-v0").to_dict()["mapping_seed"] == 42  # recorded
+    assert TrainConfig.preset("study", env="MiniGrid-Empty-5x5-v0").mapping_seed is None
+    assert "mapping_seed" not in RESUMABLE_CHANGES  # part of the resume check
+    with pytest.raises(SettingError, match="mapping_seed .0. draws DeepSea's action mapping"):
+        TrainConfig.preset("study", env="MiniGrid-Empty-5x5-v0", mapping_seed=0)
+    with pytest.raises(SettingError, match="mapping_seed"):
+        TrainConfig.preset("study", env="DeepSea-14-v0", mapping_seed=-2)
+
+
+def test_a_run_records_its_mapping_seed_and_resume_checks_it(tmp_path, capsys):
+    import json
+
+    from pcnn_explore.cli import main
+    from pcnn_explore.train import load_policy
+
+    out = tmp_path / "run"
+    base = ["train", "--env", "DeepSea-5-v0", "--profile", "smoke", "--no-progress", "--out", str(out),
+            "--steps", "50", "--checkpoint-every", "0", "--no-tensorboard"]
+    assert main([*base, "--mapping-seed", "7"]) == 0
+    assert json.loads((out / "settings.json").read_text())["mapping_seed"] == 7
+    _, policy = load_policy(out)
+    assert policy.env_kwargs["mapping_seed"] == 7
+    np.testing.assert_array_equal(policy.make_env().unwrapped.right, right_action(5, 7))
+    capsys.readouterr()
+    assert main([*base, "--steps", "100", "--resume"]) == 2  # auto is 42, the checkpoint's is 7
+    err = capsys.readouterr().err
+    assert "--mapping-seed: checkpoint 7 vs now 42" in err and len(err.strip().splitlines()) == 1
+    assert main(["train", "--env", "MiniGrid-Empty-5x5-v0", "--profile", "smoke", "--no-progress",
+                 "--out", str(tmp_path / "other"), "--mapping-seed", "3"]) == 2
+    err = capsys.readouterr().err
+    assert "--mapping-seed (3) draws DeepSea's action mapping" in err and not (tmp_path / "other").exists()
+
+
+def test_settings_saved_before_the_mapping_seed_existed_resume_on_mapping_seed_0():
+    from pcnn_explore.run.state import RunError, _check_resumable
+    from pcnn_explore.train import TrainConfig
+
+    old = TrainConfig.preset("smoke", env="DeepSea-5-v0", mapping_seed=0).to_dict()
+    del old["mapping_seed"]
+    _check_resumable(old, TrainConfig.preset("smoke", env="DeepSea-5-v0", mapping_seed=0))
+    with pytest.raises(RunError, match="mapping_seed.*checkpoint 0 vs now 42"):
+        _check_resumable(old, TrainConfig.preset("smoke", env="DeepSea-5-v0"))

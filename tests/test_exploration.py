@@ -136,3 +136,29 @@ def test_montezuma_cells_are_rooms_and_other_games_have_none():
     assert info["cell"] == 1 and info["success"] == (r > 0)
     _, info = make_env("ALE/Pong-v5", seed=0).reset()
     assert "cell" not in info and "success" not in info
+
+
+def test_deep_sea_cells_are_the_n_n_plus_1_over_2_the_agent_can_occupy():
+    from pcnn_explore.deep_sea import occupiable_cells
+
+    env = make_env("DeepSea-3-v0")
+    t = ExplorationTracker()
+    step = 0
+    for seq in range(8):  # every action sequence: every cell (row r, columns 0..r) and the row below the grid
+        _, info = env.reset()
+        t.update(info, step)
+        for k in range(3):
+            _, _, term, _, info = env.step((seq >> k) & 1)
+            step += 1
+            assert info["outside"] == term == (k == 2)
+            t.update(info, step)
+    assert occupiable_cells(3) == 6 and occupiable_cells(50) == 1275
+    assert t.cells == {(0, 0), (1, 0), (1, 1), (2, 0), (2, 1), (2, 2)} and t.distinct_cells == 6  # no row 3
+    assert t.successes == 1  # the +1 comes on the step out of the grid and still counts
+
+
+def test_tracker_leaves_out_cells_marked_outside():
+    t = ExplorationTracker()
+    t.update({"cell": (0, 0), "outside": False})
+    t.update({"cell": (1, 1), "outside": True, "success": True}, 1)
+    assert t.distinct_cells == 1 and t.first_success_step == 1

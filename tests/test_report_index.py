@@ -129,3 +129,18 @@ def test_write_index_without_merge_keeps_only_the_results(tmp_path):
     assert [r["name"] for r in json.loads((tmp_path / "index.json").read_text())["notebooks"]] == ["01_a", "02_b"]
     write_index([result("03_c")], tmp_path, "paper", merge=False)
     assert [r["name"] for r in json.loads((tmp_path / "index.json").read_text())["notebooks"]] == ["03_c"]
+
+
+def test_inconclusive_is_a_verdict_with_its_own_colour(tmp_path):
+    from pcnn_explore.verdicts import VERDICT_COLOURS
+
+    assert verdict_word({"profile": "study", "summary": {"verdict": "Inconclusive: [-0.2, 0.4]"}}) == "inconclusive"
+    d = tmp_path / "07_x"
+    d.mkdir()
+    (d / "metrics.json").write_text(json.dumps({"profile": "study", "summary": {"verdict": "inconclusive: wide"}}))
+    write_index([NotebookResult(name="07_x", status="ok", seconds=1.0, output_dir=d, executed=d / "x.ipynb",
+                                html=None, metrics={"profile": "study"})], tmp_path, "study")
+    row = _overview((tmp_path / "index.html").read_text()).split("<tr>")[2]
+    assert re.search(r'class="badge"[^>]*>([^<]+)<', row).group(1) == "inconclusive"
+    colour = VERDICT_COLOURS["inconclusive"]
+    assert colour in row and colour not in {VERDICT_COLOURS[w] for w in VERDICT_COLOURS if w != "inconclusive"}

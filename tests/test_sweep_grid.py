@@ -50,7 +50,7 @@ def test_set_values_are_typed_like_train_flags():
 
 def test_shipped_grids_are_the_papers():
     grids = {name: sg.load_grid(path) for name, path in sg.shipped_grids().items()}
-    assert set(grids) == {"fig5", "fig6", "fig8", "fig11", "fig12", "fig13", "fig14"}
+    assert set(grids) == {"fig5", "fig6", "fig8", "fig11", "fig12", "fig13", "fig14", "deep_sea"}
     assert len(grids["fig6"].envs) == 57 and len(grids["fig6"].trials()) == 57 * 3 * 3
     # Fig. 8: Reactor-PixelCNN over Reactor in Fig. 6's 57 games, 3 seeds, the bonus on 25% of steps
     fig8 = grids["fig8"]
@@ -113,6 +113,9 @@ BASE = ["--envs", ENV, "--variants", "dqn", "--profile", "smoke"]
     ([*BASE, "--set", "steps=7", "--set", "num_envs=2"], "multiple of"),
     ([*BASE, "--seeds", "0,x"], "--seeds"),
     ([*BASE, "--gpus-per-trial", "-1"], "--gpus-per-trial"),
+    ([*BASE, "--episodes", "10"], f"{ENV} has no fixed episode length"),
+    (["--envs", "DeepSea-10-v0", "--variants", "dqn", "--episodes", "10", "--set", "steps=5"], "keep one"),
+    (["--envs", "DeepSea-10-v0", "--variants", "dqn", "--episodes", "0"], "--episodes"),
     (["--variants", "dqn"], "name a grid file"),
     (["nogrid.toml"], "no grid file 'nogrid.toml'"),
     (["--report", "/nonexistent/sweep"], "no sweep at /nonexistent/sweep"),
@@ -176,3 +179,23 @@ def test_the_live_view_is_a_table_on_a_terminal_and_lines_elsewhere():
     out = plain.getvalue().splitlines()
     assert len(out) == 2 and out[0].endswith("2 trials: 1 queued, 1 running, 0 done, 0 failed")
     assert out[1].split()[1:3] == ["failed", "E/dqn/seed1"] and out[1].endswith("boom")
+
+
+def test_the_deep_sea_grid_runs_bsuites_protocol(capsys, tmp_path, no_ray):
+    from pcnn_explore.deep_sea_protocol import PROTOCOL_EPISODES, PROTOCOL_SIZES
+
+    g = sg.load_grid(sg.grid_path("deep_sea"))
+    assert g.envs == tuple(f"DeepSea-{n}-v0" for n in PROTOCOL_SIZES) and g.episodes == PROTOCOL_EPISODES
+    assert {"dqn", "cts_mmc"} <= set(g.variants) and g.seeds == (0, 1, 2, 3, 4)
+    code, out, _ = _sweep(capsys, "deep_sea", "--dry-run", "--out", str(tmp_path / "s"))
+    lines = out.splitlines()
+    assert code == 0 and lines[-1] == f"{21 * len(g.variants) * 5} trials in {tmp_path / 's'}"
+    assert lines[0] == "DeepSea-10-v0/dqn/seed0" and lines[-2] == f"DeepSea-50-v0/{g.variants[-1]}/seed4"
+    assert not (tmp_path / "s").exists()  # a dry run runs and writes nothing
+    g.out = str(tmp_path / "s")
+    trials = g.trials()
+    for t in (trials[0], trials[-1]):  # N x 10K agent steps: 10K episodes of N steps; bsuite's mapping seed
+        n = int(t.env.split("-")[1])
+        cfg = t.config()
+        assert cfg.steps == n * 10_000 and cfg.mapping_seed == 42 and cfg.profile == "study"
+    assert "steps" not in trials[0].name  # one line per variant: the steps follow the size

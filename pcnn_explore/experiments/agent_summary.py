@@ -21,13 +21,13 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from pcnn_explore.evaluation import format_improvement, Improvement
+from pcnn_explore.verdicts import VERDICTS
 
 if TYPE_CHECKING:
     from pcnn_explore.experiments.agent_curves import AgentExperimentResults
 
 __all__ = ["VERDICTS", "summary", "paper", "verdict"]
 
-VERDICTS = ("agrees", "partly", "differs", "not testable at this profile")
 #: per figure: the lines its rule compares
 _NEEDS = {"fig5": ("dqn", "cts_mmc", "pixelcnn_mmc"), "fig11": ("dqn", "dqn_mmc", "pixelcnn", "pixelcnn_mmc"),
           "fig12": (), "fig13": ("intrinsic_only",)}

@@ -28,7 +28,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from pcnn_explore.deep_sea import deep_sea_id, deep_sea_size
+from pcnn_explore.deep_sea import deep_sea_id, deep_sea_size, occupiable_cells
 from pcnn_explore.experiments.agent_runs import RunSpec, run_specs
 from pcnn_explore.experiments.agent_variants import check_variant
 from pcnn_explore.experiments.agent_variants import variant_label as label  # the paper's name of a variant
@@ -98,7 +98,8 @@ class ExplorationSettings(ExperimentSettings):
                 raise ValueError(f"seeds must be non-negative integers, got {s!r}")
         for n in self.deep_sea_sizes:
             if n not in DEEP_SEA_SIZES:
-                raise ValueError(f"deep_sea_sizes: DeepSea-N exists for N in 3..40, got {n!r}")
+                raise ValueError(f"deep_sea_sizes: DeepSea-N exists for N in "
+                                 f"{DEEP_SEA_SIZES[0]}..{DEEP_SEA_SIZES[-1]}, got {n!r}")
         for v in (*self.deep_sea_variants, *self.room_variants):
             check_variant(v)
         for name in ("deep_sea_episodes", "room_steps", "counts_size", "counts_episodes", "workers"):
@@ -145,8 +146,8 @@ class DeepSeaRun:
     successes: int  # episodes that paid the +1
     late_successes: int  # of them, those ending in the last late_fraction of the steps
     first_success_step: float  # agent step of the first +1 (NaN: never)
-    distinct_cells: int  # cells visited by the end (the N x N grid and the row below it)
-    reachable_cells: int  # N (N + 1) / 2 grid cells + N below the grid
+    distinct_cells: int  # cells of the grid occupied by the end (rows 0..N-1; the row below it is not counted)
+    reachable_cells: int  # N (N + 1) / 2: the cells the agent can occupy before an episode ends
 
     @property
     def reached_late(self) -> bool:
@@ -166,7 +167,7 @@ def read_deep_sea_run(out_dir: str | os.PathLike, variant: str, size: int, seed:
     first = log["step"][success][0] if success.any() else np.nan
     return DeepSeaRun(variant, int(size), int(seed), int(log["step"][-1]) if len(log["step"]) else 0,
                       int(done.sum()), int(success.sum()), int(late.sum()), float(first),
-                      int(cells.max()) if len(cells) else 0, size * (size + 1) // 2 + size)
+                      int(cells.max()) if len(cells) else 0, occupiable_cells(size))
 
 
 def run_deep_sea(settings: ExplorationSettings, output_dir: str | os.PathLike, progress: bool = False
@@ -223,7 +224,7 @@ def map_cells(env_id: str) -> int | None:
 def success_table(runs: list[DeepSeaRun]) -> dict[str, dict[int, dict[str, Any]]]:
     """variant -> N -> {"seeds": runs, "reached_late": seeds that reach the goal late in training,
     "late_successes": per seed, episodes paying +1 in the late part, "first_success_steps": per
-    seed (NaN: never), "distinct_cells": per seed, "reachable_cells": N (N + 1) / 2 + N}."""
+    seed (NaN: never), "distinct_cells": per seed, "reachable_cells": N (N + 1) / 2}."""
     table: dict[str, dict[int, dict[str, Any]]] = {}
     for r in runs:
         row = table.setdefault(r.variant, {}).setdefault(r.size, {

@@ -36,8 +36,9 @@ def _styles(variants: Sequence[str], colours: Mapping[str, str | None] | None) -
 def plot_deep_sea_success(table: Mapping[str, Mapping[int, Mapping[str, Any]]], labels: Mapping[str, str],
                           colours: Mapping[str, str | None] | None = None, title: str = "DeepSea"):
     """Left: fraction of seeds that reach the goal late in training, against N, per variant.
-    Right: distinct cells visited by the end of the run as a fraction of the reachable ones
-    (mean over seeds, the seeds as dots). ``table``: :func:`pcnn_explore.experiments.exploration.success_table`."""
+    Right: distinct cells visited by the end of the run as a fraction of the N (N + 1) / 2 cells the
+    agent can occupy before an episode ends (mean over seeds, the seeds as dots).
+    ``table``: :func:`pcnn_explore.experiments.exploration.success_table`."""
     if not table:
         raise ValueError("no DeepSea runs to plot")
     fig, axes = _figure(1, 2, 5.2, 3.6)

@@ -23,7 +23,8 @@ SCORED_FRAMES = ("state", "next_state")
 #: integer settings -> lowest allowed value (None allowed where the field's default is None)
 INT_LOWS = {"steps": 1, "batch_size": 1, "train_every": 1, "target_update_every": 1, "log_every": 1,
             "tile_size": 1, "seed": 0, "checkpoint_every": 0, "learning_starts": 0, "epsilon_decay_steps": 0,
-            "num_threads": 0, "num_envs": 1, "replay_capacity": 16, "hidden": 1, "frame_stack": 1, "n_actions": 1}
+            "num_threads": 0, "num_envs": 1, "replay_capacity": 16, "hidden": 1, "frame_stack": 1, "n_actions": 1,
+            "mapping_seed": 0}
 #: real-valued settings -> (low, high)
 NUMBER_RANGES = {"mmc_beta": (0.0, 1.0), "gamma": (0.0, 1.0), "epsilon_start": (0.0, 1.0),
                  "epsilon_end": (0.0, 1.0), "sticky_actions": (0.0, 1.0), "pg_scale": (0.0, math.inf),
@@ -90,6 +91,7 @@ class TrainConfig(ExperimentSettings):
     sticky_actions: float = 0.25  # Atari: probability of repeating the previous action (paper preset: 0)
     terminal_on_life_loss: bool = False  # Atari: end the episode when a life is lost
     tile_size: int = 4  # MiniGrid: pixels per grid cell
+    mapping_seed: int | None = None  # DeepSea: seed of the action mapping (auto: 42, bsuite's); other envs: leave at auto
     view: str = "full"  # MiniGrid: the whole grid, or the agent's partial view
     frame_stack: int | None = None  # frames per observation (auto: 4 on Atari, 1 on MiniGrid)
     n_actions: int | None = None  # MiniGrid: keep only the first n actions (auto: all)
@@ -134,6 +136,11 @@ class TrainConfig(ExperimentSettings):
             self.mmc_beta = 0.0 if self.bonus == "none" or self.agent == "reactor" else 0.1
         if self.bonus_fraction is None:
             self.bonus_fraction = 0.25 if self.agent == "reactor" else 1.0
+        if self.mapping_seed is None and isinstance(self.env, str) and self.env.startswith("DeepSea-"):
+            from pcnn_explore.deep_sea import DEFAULT_MAPPING_SEED, deep_sea_size
+
+            if deep_sea_size(self.env) is not None:
+                self.mapping_seed = DEFAULT_MAPPING_SEED
         self.validate()
 
     @property
@@ -161,6 +168,9 @@ class TrainConfig(ExperimentSettings):
                 check_number(f.name, value, *NUMBER_RANGES[f.name])
             elif f.type in ("bool", "bool | None"):
                 check_bool(f.name, value, allow_none=f.default is None)
+        if self.mapping_seed is not None and not self.env.startswith("DeepSea-"):
+            raise SettingError(f"{{mapping_seed}} ({self.mapping_seed}) draws DeepSea's action mapping and "
+                               f"{self.env} has none: leave {{mapping_seed}} unset (auto) on this env")
         if self.steps % self.num_envs:
             raise SettingError(f"{{steps}} ({self.steps}) must be a multiple of {{num_envs}} ({self.num_envs}): "
                                "each vector step advances every env once")

@@ -115,5 +115,6 @@ def make_pool(cfg) -> EnvPool:
 
     make = partial(make_env, cfg.env, cfg.seed, sticky_actions=cfg.sticky_actions,
                    terminal_on_life_loss=cfg.terminal_on_life_loss, frame_stack=cfg.frame_stack,
-                   tile_size=cfg.tile_size, view=cfg.view, n_actions=cfg.n_actions, density_frame=cfg.bonus != "none")
+                   tile_size=cfg.tile_size, view=cfg.view, n_actions=cfg.n_actions, density_frame=cfg.bonus != "none",
+                   mapping_seed=cfg.mapping_seed)
     return EnvPool(make, cfg.num_envs)

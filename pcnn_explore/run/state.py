@@ -5,7 +5,8 @@ Files in ``out_dir``:
 - ``log.csv``: one row per episode (:data:`LOG_COLUMNS`; ``step`` is the agent step at which the
   episode ended, ``length`` its agent steps; the last row of a run whose budget ends mid-episode
   has ``complete = 0``). The lengths add up to the steps run, each step exactly once.
-  ``distinct_cells`` (cells or rooms visited by the run so far) and ``first_success_step`` come
+  ``distinct_cells`` (cells or rooms visited by the run so far; DeepSea: of the N (N + 1) / 2 cells
+  the agent can occupy before an episode ends, not the row below the grid) and ``first_success_step`` come
   from envs that expose ``info["cell"]`` / ``info["success"]`` (DeepSea, MiniGrid, Montezuma), else NaN.
   ``density_updates``: density-model updates so far (n of the bonus; 0 without a bonus).
 - ``settings.json``: the resolved :class:`~pcnn_explore.run.config.TrainConfig` of the latest start.
@@ -150,6 +151,8 @@ def open_run(cfg: TrainConfig, resume: bool) -> Resume:
 
 def _check_resumable(saved: dict, cfg: TrainConfig) -> None:
     now = cfg.to_dict()
+    if "mapping_seed" not in saved and isinstance(saved.get("env"), str) and saved["env"].startswith("DeepSea-"):
+        saved = {**saved, "mapping_seed": 0}  # saved before the setting existed: DeepSea ran on mapping seed 0
     diff = sorted(k for k in now if k not in RESUMABLE_CHANGES and saved.get(k) != now[k])
     if diff:
         detail = ", ".join(f"{{{k}}}: checkpoint {saved.get(k)!r} vs now {now[k]!r}" for k in diff)
@@ -291,9 +294,16 @@ class Policy:
 
     @property
     def env_kwargs(self) -> dict:
+        """The settings :func:`pcnn_explore.envs.make_env` rebuilds the trained env with; DeepSea's
+        mapping seed too (settings saved before it was recorded ran on mapping seed 0)."""
+        from pcnn_explore.envs import is_deep_sea
+
         c = self.config
-        return dict(sticky_actions=c["sticky_actions"], terminal_on_life_loss=c["terminal_on_life_loss"],
-                    frame_stack=c["frame_stack"], tile_size=c["tile_size"], view=c["view"], n_actions=c["n_actions"])
+        kwargs = dict(sticky_actions=c["sticky_actions"], terminal_on_life_loss=c["terminal_on_life_loss"],
+                      frame_stack=c["frame_stack"], tile_size=c["tile_size"], view=c["view"], n_actions=c["n_actions"])
+        if is_deep_sea(c["env"]):
+            kwargs["mapping_seed"] = c.get("mapping_seed", 0)
+        return kwargs
 
     def make_env(self, seed: int = 0, keep_rgb: bool = True):
         """The agent's environment, as trained (``info["rgb"]`` holds the RGB frame when ``keep_rgb``)."""

@@ -40,7 +40,7 @@ def _csv(kind: str):
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("grid", nargs="?", help="a grid file (TOML, the keys below) or a shipped grid: "
-                        "fig5, fig6, fig8, fig11, fig12, fig13, fig14")
+                        "fig5, fig6, fig8, fig11, fig12, fig13, fig14, deep_sea (bsuite's deep-sea protocol)")
     parser.add_argument("--envs", type=_csv("str"), metavar="E1,E2", help="env ids, e.g. ALE/MontezumaRevenge-v5")
     parser.add_argument("--variants", type=_csv("str"), metavar="V1,V2",
                         help="agent variants: dqn or a density model, then _mmc, then _intrinsic "
@@ -50,6 +50,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE[,VALUE...]",
                         help="any TrainConfig field, parsed like pcnn-explore train's flag; several values "
                              "make one axis of the grid (repeatable)")
+    parser.add_argument("--episodes", type=arg_type("int", 1), metavar="N",
+                        help="DeepSea grids: episodes per trial (each trial runs N x size agent steps)")
     parser.add_argument("--profile", choices=("smoke", "study", "paper"), help="preset of the unset settings "
                         "(default study)")
     parser.add_argument("--out", metavar="DIR", help="the sweep's folder (default runs/sweep)")
@@ -76,7 +78,8 @@ def grid_from_args(args: argparse.Namespace):
 
     grid = load_grid(args.grid) if args.grid else Grid()
     given = {"envs": args.envs, "variants": args.variants, "seeds": args.seeds, "profile": args.profile,
-             "out": args.out, "cpus_per_trial": args.cpus_per_trial, "gpus_per_trial": args.gpus_per_trial}
+             "out": args.out, "cpus_per_trial": args.cpus_per_trial, "gpus_per_trial": args.gpus_per_trial,
+             "episodes": args.episodes}
     for key, value in given.items():
         if value is not None:
             setattr(grid, key, value)

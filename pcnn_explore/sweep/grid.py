@@ -8,6 +8,7 @@ A :class:`Grid` comes from the command line (:func:`grid_from_args`) or a TOML f
     variants = ["pixelcnn_mmc"]             # the rule of pcnn_explore.experiments.agent_variants
     seeds = [0, 1, 2, 3, 4]
     profile = "paper"
+    episodes = 10000                        # optional, DeepSea only: steps = episodes x N per trial
     [set]                                   # any TrainConfig field; a list is one axis of the grid
     pg_scale = [0.1, 1.0, 10.0]
 
@@ -38,7 +39,8 @@ FROM_VARIANT = ("agent", "bonus", "mmc_beta", "intrinsic_only")
 #: settings each trial gets from the grid itself
 FROM_GRID = ("env", "seed", "out_dir", "profile")
 #: keys of a grid file (the command line has a flag for each)
-GRID_KEYS = ("figure", "envs", "variants", "seeds", "set", "profile", "out", "cpus_per_trial", "gpus_per_trial")
+GRID_KEYS = ("figure", "envs", "variants", "seeds", "set", "profile", "out", "cpus_per_trial", "gpus_per_trial",
+             "episodes")
 
 
 class SweepError(ValueError):
@@ -187,6 +189,8 @@ class Grid:
     cpus_per_trial: float = 1.0
     gpus_per_trial: float = 0.0
     figure: str = ""
+    #: DeepSea only: episodes per trial; each trial runs ``episodes * N`` agent steps (its episodes last N)
+    episodes: int | None = None
 
     def check(self) -> None:
         """Raise :class:`SweepError` for an empty, repeated or unknown env, variant or seed, or a bad share."""
@@ -221,6 +225,18 @@ class Grid:
                                  f"number (a fraction shares a device), got {v!r}")
         if not isinstance(self.out, (str, Path)) or not str(self.out):
             raise SweepError("out must name the sweep's folder (--out DIR)")
+        if self.episodes is not None:
+            from pcnn_explore.deep_sea import deep_sea_size
+
+            if isinstance(self.episodes, bool) or not isinstance(self.episodes, int) or self.episodes < 1:
+                raise SweepError(f"episodes must be a positive integer (episodes per DeepSea trial), "
+                                 f"got {self.episodes!r}")
+            fixed = [e for e in self.envs if deep_sea_size(e) is None]
+            if fixed:
+                raise SweepError(f"episodes sets a DeepSea trial's steps to episodes x N; {fixed[0]} has no fixed "
+                                 "episode length: leave episodes out and set steps (--set steps=N)")
+            if "steps" in self.set:
+                raise SweepError("episodes and set steps both give the trials' steps: keep one")
         for name, values in self.set.items():
             _check_field(name, "set")
             if not values:
@@ -237,6 +253,7 @@ class Grid:
         gpu = {"device": "cuda"} if self.gpus_per_trial > 0 and "device" not in self.set else {}
         out = []
         for env in self.envs:
+            steps = {} if self.episodes is None else {"steps": self.episodes * _episode_length(env)}
             for variant in self.variants:
                 for values in itertools.product(*(self.set[k] for k in names)):
                     chosen = dict(zip(names, values))
@@ -244,13 +261,20 @@ class Grid:
                     for seed in self.seeds:
                         t = Trial(env, variant, int(seed), self.profile,
                                   str(root / folder_safe(env) / line / f"seed{seed}"),
-                                  tuple(sorted({**gpu, **chosen}.items())), line)
+                                  tuple(sorted({**gpu, **steps, **chosen}.items())), line)
                         try:
                             t.config()
                         except SettingError as e:
                             raise SweepError(f"{t.name}: {e}") from None
                         out.append(t)
         return out
+
+
+def _episode_length(env: str) -> int:
+    """Agent steps per episode of DeepSea-N (N)."""
+    from pcnn_explore.deep_sea import deep_sea_size
+
+    return int(deep_sea_size(env))
 
 
 # ------------------------------------------------------------------------------------ files

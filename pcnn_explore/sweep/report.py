@@ -10,7 +10,10 @@ Writes into ``DIR/report/``:
   the record peaks of Sec. 6 for c > 0.1);
 - ``auc_improvements.png``: Fig. 6 / 8, every compared line's improvement in % of AUC over the
   baseline per env, sorted, hard-exploration games (``data/atari_taxonomy.csv``) marked;
-- ``report.json``: the numbers.
+- ``report.json``: the numbers;
+- on DeepSea trials, bsuite's deep-sea protocol (:mod:`pcnn_explore.sweep.deep_sea_report`):
+  ``deep_sea_scaling.csv``, ``deep_sea_score.csv``, ``deep_sea_scaling.png``. A sweep of DeepSea
+  trials only writes just these unless ``window`` asks for curves too.
 
 Trials that have not finished count with the windows they have (the AUC's common horizon is
 the shortest curve on each env). Windows are agent steps (1M frames: 250K on Atari).
@@ -147,8 +150,12 @@ def write_report(sweep_dir: str | os.PathLike, window: int | None = None, baseli
     from pcnn_explore.experiments.agent_variants import variant_colour
     from pcnn_explore.plots.evaluation import plot_auc_improvements, plot_eval_curves
     from pcnn_explore.report import _plain
+    from pcnn_explore.sweep.deep_sea_report import deep_sea_records, write_deep_sea_report
 
+    if deep_sea_records(sweep_dir)[1] and window is None:  # DeepSea only: bsuite's protocol, no curves
+        return write_deep_sea_report(sweep_dir)
     result = evaluate_sweep(sweep_dir, window, baseline)
+    deep_sea = write_deep_sea_report(sweep_dir, required=False)
     out = Path(sweep_dir) / "report"
     out.mkdir(parents=True, exist_ok=True)
     paths = []
@@ -193,4 +200,4 @@ def write_report(sweep_dir: str | os.PathLike, window: int | None = None, baseli
         with atomic_write(paths[-1]) as f:
             fig.savefig(f, format="png", dpi=110)
     paths.append(write_text_atomic(out / "report.json", json.dumps(_plain(result), indent=1) + "\n"))
-    return paths
+    return paths + deep_sea

@@ -1,0 +1,129 @@
+"""The deep-sea part of ``pcnn-explore sweep --report DIR``: bsuite's protocol on the sweep's DeepSea trials.
+
+Writes into ``DIR/report/`` (see :mod:`pcnn_explore.deep_sea_protocol` for the rules):
+
+- ``deep_sea_scaling.csv``: one row per DeepSea trial: ``size`` (N), ``variant`` (the sweep's
+  line, e.g. ``cts_mmc`` or ``pixelcnn_mmc,pg_scale=1``), ``seed``, ``episodes_run`` (complete
+  episodes logged), ``solve_episode`` (1-based, the first episode within the protocol's 10K at which
+  fewer than 9 in 10 episodes so far were bad, checked at every episode; empty if none) and
+  ``solved`` (1 when that episode is below 2^N + 100: the size counts for the score);
+- ``deep_sea_score.csv``: one row per variant: ``sizes_run`` (distinct sizes among its trials),
+  ``seeds``, ``sizes_solved`` (mean over seeds), ``score`` (mean over seeds of each seed's share of
+  the sizes run solved in time; a size a seed has no log for counts as not solved),
+  ``score_low`` / ``score_high`` (the 95% Student t interval over the per-seed scores, clipped to
+  [0, 1]; empty with one seed) and ``per_seed_scores`` (``seed:score`` joined by ``;``);
+- ``deep_sea_scaling.png``: episodes to solve against N (:func:`pcnn_explore.plots.deep_sea.plot_deep_sea_scaling`).
+
+Trials that have not finished count with the episodes they have logged. The seed is the unit:
+episodes are never pooled across seeds.
+"""
+from __future__ import annotations
+
+import csv
+import math
+import os
+from pathlib import Path
+
+from pcnn_explore.deep_sea import deep_sea_size
+from pcnn_explore.deep_sea_protocol import PROTOCOL_EPISODES, solve_episode, solved_in_time, successes_from_log
+from pcnn_explore.sweep.grid import SweepError
+from pcnn_explore.sweep.runner import read_sweep
+
+__all__ = ["SCALING_COLUMNS", "SCORE_COLUMNS", "deep_sea_records", "evaluate_deep_sea", "write_deep_sea_report"]
+
+SCALING_COLUMNS = ("size", "variant", "seed", "episodes_run", "solved", "solve_episode")
+SCORE_COLUMNS = ("variant", "sizes_run", "seeds", "sizes_solved", "score", "score_low", "score_high",
+                 "per_seed_scores")
+
+
+def deep_sea_records(sweep_dir: str | os.PathLike) -> tuple[list[dict], bool]:
+    """(the sweep's DeepSea trial records, whether every trial of the sweep is one)."""
+    records = read_sweep(sweep_dir)
+    mine = [r for r in records if deep_sea_size(r.get("env")) is not None]
+    return mine, bool(mine) and len(mine) == len(records)
+
+
+def evaluate_deep_sea(sweep_dir: str | os.PathLike, episodes: int = PROTOCOL_EPISODES) -> dict:
+    """``{"rows": [scaling row per trial], "scores": [score row per variant]}`` of the sweep's DeepSea
+    trials (see the module docstring); only the first ``episodes`` of each run are read. Raises
+    SweepError when none of them has logged an episode."""
+    from pcnn_explore.run.state import read_log
+    from pcnn_explore.verdicts import t_interval
+
+    root = Path(sweep_dir)
+    records, _ = deep_sea_records(root)
+    rows, logged = [], 0
+    for r in records:
+        log_dir = root / r["folder"]
+        successes = successes_from_log(read_log(log_dir)) if (log_dir / "log.csv").is_file() else []
+        logged += len(successes) > 0
+        n, first = int(deep_sea_size(r["env"])), solve_episode(list(successes[:episodes]))
+        rows.append({"size": n, "variant": r.get("line") or r["variant"], "seed": int(r["seed"]),
+                     "episodes_run": len(successes), "solved": int(solved_in_time(n, first, episodes)),
+                     "solve_episode": first})
+    if not logged:
+        raise SweepError(f"{root}: no DeepSea trial has logged an episode yet; run the sweep (pcnn-explore sweep ...) "
+                         "first")
+    rows.sort(key=lambda x: (x["variant"], x["size"], x["seed"]))
+    scores = []
+    for variant in dict.fromkeys(x["variant"] for x in rows):
+        mine = [x for x in rows if x["variant"] == variant]
+        sizes, seeds = sorted({x["size"] for x in mine}), sorted({x["seed"] for x in mine})
+        solved = {s: sum(x["solved"] for x in mine if x["seed"] == s) for s in seeds}
+        per_seed = {s: solved[s] / len(sizes) for s in seeds}
+        values = [per_seed[s] for s in seeds]
+        low, high = t_interval(values) if len(values) > 1 else (math.nan, math.nan)
+        scores.append({"variant": variant, "sizes_run": len(sizes), "seeds": len(seeds),
+                       "sizes_solved": sum(solved.values()) / len(seeds), "score": sum(values) / len(values),
+                       "score_low": max(0.0, low) if len(values) > 1 else math.nan,
+                       "score_high": min(1.0, high) if len(values) > 1 else math.nan,
+                       "per_seed_scores": ";".join(f"{s}:{per_seed[s]:.4g}" for s in seeds)})
+    return {"rows": rows, "scores": scores}
+
+
+def _cell(v) -> str:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return ""
+    return f"{v:.6g}" if isinstance(v, float) else str(v)
+
+
+def _csv_text(columns, rows) -> str:
+    import io
+
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(columns)
+    w.writerows([[_cell(r[c]) for c in columns] for r in rows])
+    return buf.getvalue()
+
+
+def write_deep_sea_report(sweep_dir: str | os.PathLike, episodes: int = PROTOCOL_EPISODES,
+                          required: bool = True) -> list[Path]:
+    """Write the deep-sea files into ``DIR/report/`` and return their paths; ``[]`` when the sweep has
+    no DeepSea trial, or (``required=False``) none that has logged an episode. Everything is
+    computed before the first file is written."""
+    from pcnn_explore.atomic import atomic_write, write_text_atomic
+    from pcnn_explore.experiments.agent_variants import variant_colour
+    from pcnn_explore.plots.deep_sea import plot_deep_sea_scaling
+    from pcnn_explore.sweep.report import line_label
+
+    if not deep_sea_records(sweep_dir)[0]:
+        return []
+    try:
+        result = evaluate_deep_sea(sweep_dir, episodes)
+    except SweepError:
+        if required:
+            raise
+        return []
+    variants = list(dict.fromkeys(r["variant"] for r in result["rows"]))
+    fig = plot_deep_sea_scaling(result["rows"], {v: line_label(v) for v in variants},
+                                {v: variant_colour(v.split(",")[0]) for v in variants},
+                                f"Deep sea: episodes to solve (bsuite's rule, within {episodes:,} episodes)")
+    out = Path(sweep_dir) / "report"
+    out.mkdir(parents=True, exist_ok=True)
+    paths = [write_text_atomic(out / "deep_sea_scaling.csv", _csv_text(SCALING_COLUMNS, result["rows"])),
+             write_text_atomic(out / "deep_sea_score.csv", _csv_text(SCORE_COLUMNS, result["scores"]))]
+    paths.append(out / "deep_sea_scaling.png")
+    with atomic_write(paths[-1]) as f:
+        fig.savefig(f, format="png", dpi=110)
+    return paths
