@@ -34,7 +34,10 @@ import numpy as np
 from pcnn_explore.agents.replay_storage import pack, unpack
 from pcnn_explore.agents.sharding import Shards
 
-__all__ = ["SequenceBatch", "SequenceShard", "SequenceReplay"]
+__all__ = ["SequenceBatch", "SequenceShard", "SequenceReplay", "SEQ_LEN", "BURN_IN"]
+
+SEQ_LEN = 33  # transitions per sequence (Reactor's)
+BURN_IN = 32  # observations run before a sequence to warm up the LSTM state
 
 
 @dataclass
@@ -71,7 +74,7 @@ class SequenceShard:
     _EMPTY = {"episode_id": -1}
     FORMAT = 1
 
-    def __init__(self, capacity: int, obs_shape, stack: int = 1, seq_len: int = 33, burn_in: int = 32):
+    def __init__(self, capacity: int, obs_shape, stack: int = 1, seq_len: int = SEQ_LEN, burn_in: int = BURN_IN):
         if len(obs_shape) != 3 or obs_shape[0] % stack:
             raise ValueError(f"obs_shape must be (C, H, W) with C divisible by stack={stack}, got {obs_shape}")
         if seq_len < 1 or burn_in < 0:
@@ -240,8 +243,8 @@ class SequenceReplay(Shards):
     observation after its last transition), burn_in 32 observations, stack 1 (Atari: 4).
     """
 
-    def __init__(self, num_envs: int, capacity: int, obs_shape, stack: int = 1, seq_len: int = 33,
-                 burn_in: int = 32):
+    def __init__(self, num_envs: int, capacity: int, obs_shape, stack: int = 1, seq_len: int = SEQ_LEN,
+                 burn_in: int = BURN_IN):
         per_env = -(-int(capacity) // int(num_envs))
         self.shards = [SequenceShard(per_env, obs_shape, stack, seq_len, burn_in) for _ in range(int(num_envs))]
         self.seq_len, self.burn_in = int(seq_len), int(burn_in)
