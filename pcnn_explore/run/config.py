@@ -204,6 +204,6 @@ class TrainConfig(ExperimentSettings):
         else:
             need, what = 2 * stack + 1, f"at least 2 * stack + 2 = {2 * stack + 2}"
         if per_env <= need:
-            raise SettingError(f"{{replay_capacity}} {self.replay_capacity} over {{num_envs}} {self.num_envs} gives each "
-                               f"env's replay {per_env} slots; {self.agent} with stack {stack} needs {what}: "
+            raise SettingError(f"{{replay_capacity}} {self.replay_capacity} over {{num_envs}} {self.num_envs} gives "
+                               f"each env's replay {per_env} slots; {self.agent} with stack {stack} needs {what}: "
                                f"raise {{replay_capacity}} to at least {need * self.num_envs + 1}")
