@@ -46,7 +46,7 @@ import numpy as np
 
 from pcnn_explore.frames import to_density_frame
 
-__all__ = ["make_env", "make_raw_env", "check_env_id", "is_atari", "is_minigrid", "is_deep_sea", "density_shape",
+__all__ = ["make_env", "make_raw_env", "check_env_id", "minigrid_action_count", "is_atari", "is_minigrid", "is_deep_sea", "density_shape",
            "env_defaults", "DensityFrameInfo", "ExplorationInfo"]
 
 EXAMPLE_IDS = ("ALE/Pong-v5", "ALE/MontezumaRevenge-v5", "ALE/Freeway-v5", "MiniGrid-Empty-8x8-v0",
@@ -113,6 +113,19 @@ def env_defaults(env_id: str, profile: str = "study") -> dict:
     if is_deep_sea(env_id) and profile != "smoke":
         return dict(DEEP_SEA_DEFAULTS)
     return {}
+
+
+def minigrid_action_count(env_id: str) -> int:
+    """Actions of MiniGrid ``env_id``'s own action space (before any ``n_actions`` subset), read from a
+    bare instance (no reset, no wrappers: well under a millisecond)."""
+    check_env_id(env_id)
+    if not is_minigrid(env_id):
+        raise ValueError(f"{env_id!r} is not a MiniGrid env")
+    env = gym.make(env_id).unwrapped
+    try:
+        return int(env.action_space.n)
+    finally:
+        env.close()
 
 
 def check_env_id(env_id: object) -> str:

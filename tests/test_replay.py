@@ -133,12 +133,89 @@ def test_wrap_around_excludes_slots_whose_stack_was_overwritten():
     assert len(buf) == 7
 
 
-def test_episode_longer_than_capacity_is_rejected():
-    buf = ReplayBuffer(6, (1, 2, 2))
-    for t in range(5):
-        buf.add(obs1(t), 0, 0.0, False, obs1(t + 1), False)
-    with pytest.raises(ValueError, match="raise replay_capacity"):
-        buf.add(obs1(5), 0, 0.0, False, obs1(6), False)
+def _long_episode(buf: ReplayBuffer, start: int, stop: int, end_at: int | None = None) -> None:
+    """Transitions t = start ... stop - 1 of one episode: state frames t (stacks t-k+1 ... t, clamped
+    at 0), reward t + 1; the episode ends at transition ``end_at``."""
+    k = buf.stack
+    as_obs = lambda t: np.stack([np.full((2, 2), max(t - m, 0), np.uint8) for m in range(k - 1, -1, -1)])  # noqa: E731
+    for t in range(start, stop):
+        buf.add(as_obs(t), t % 3, float(t + 1), t == end_at, as_obs(t + 1), t == end_at)
+
+
+def test_episode_three_times_the_capacity_keeps_exact_returns_of_its_stored_transitions():
+    for policy in ("paper", "finished_only"):
+        buf = ReplayBuffer(6, (1, 2, 2), gamma=0.5, running_episode=policy)
+        fill_episode(buf, [100, 101, 102], [5.0, 5.0])  # an older, finished episode, overwritten below
+        _long_episode(buf, 0, 18, end_at=17)  # 18 transitions (rewards 1 ... 18), 19 frames in 6 slots
+        assert buf.written == 3 + 19 and len(buf._episode_slots) == 0
+        frame = buf.frames[:, 0, 0, 0].astype(int)
+        # the newest six frames are stored: states 13 ... 17 with their transitions, and the final state 18
+        assert sorted(frame.tolist()) == [13, 14, 15, 16, 17, 18]
+        stored = np.flatnonzero(buf.has_transition)
+        np.testing.assert_array_equal(np.sort(frame[stored]), [13, 14, 15, 16, 17])
+        assert buf.mc_ready[stored].all() and buf.mc_ready.sum() == 5
+        # by hand, gamma 0.5: G_17 = 18, G_16 = 17 + 9, G_15 = 16 + 13, G_14 = 15 + 14.5, G_13 = 14 + 14.75
+        expected = {17: 18.0, 16: 26.0, 15: 29.0, 14: 29.5, 13: 28.75}
+        for slot in stored:
+            assert buf.mc_return[slot] == expected[frame[slot]], (policy, frame[slot])
+        b = buf.sample(200, np.random.default_rng(0))
+        assert set(frame[b.index].tolist()) == set(expected)
+        np.testing.assert_array_equal(b.mc_return, [expected[v] for v in frame[b.index]])
+        np.testing.assert_array_equal(b.reward, frame[b.index] + 1)
+
+
+def test_running_episode_longer_than_the_ring_keeps_only_its_stored_slots():
+    buf = ReplayBuffer(5, (1, 2, 2), gamma=0.5)
+    for t in range(16):
+        _long_episode(buf, t, t + 1)
+        slots = list(buf._episode_slots)
+        # the running episode's newest min(t + 2, 5) frames, oldest first, and nothing overwritten
+        assert len(slots) == min(t + 2, 5)
+        np.testing.assert_array_equal(buf.frames[slots, 0, 0, 0], np.arange(t + 2 - len(slots), t + 2))
+    assert len(buf.state_dict()["episode_slots"]) == 5
+
+
+def test_stacks_of_an_episode_longer_than_the_ring_never_read_overwritten_frames():
+    cap, stack = 10, 3
+    buf = ReplayBuffer(cap, (stack, 2, 2), stack=stack, gamma=0.9)
+    rng = np.random.default_rng(0)
+    for t in range(3 * cap):
+        _long_episode(buf, t, t + 1)
+        if t < 2:
+            continue
+        b = buf.sample(64, rng)
+        o, n = b.obs[:, :, 0, 0].astype(int), b.next_obs[:, :, 0, 0].astype(int)
+        # state t is frames (t-2, t-1, t) clamped at 0; a frame overwritten by a newer one would break this
+        np.testing.assert_array_equal(o, np.maximum(o[:, -1:] + np.arange(-2, 1), 0))
+        np.testing.assert_array_equal(n, np.maximum(o[:, -1:] + np.arange(-1, 2), 0))
+        if t + 2 > cap:  # wrapped: the oldest stack - 1 stored states, t + 2 - cap ..., are not sampled
+            assert (o[:, -1] >= t + 2 - cap + stack - 1).all()
+    frame = buf.frames[:, 0, 0, 0].astype(int)
+    ok = buf._sampleable()
+    # stored states 21 ... 30; 21 and 22 need overwritten frames, 30 is the newest (no transition yet)
+    assert sorted(frame[ok].tolist()) == list(range(23, 30))
+
+
+def test_checkpoint_in_the_middle_of_an_episode_longer_than_the_ring_resumes_bit_for_bit(tmp_path):
+    from pcnn_explore.checkpoint import load, save_atomic
+
+    a = ReplayBuffer(8, (2, 2, 2), stack=2, gamma=0.5)
+    _long_episode(a, 0, 13)  # wrapped: the episode's first five frames are overwritten
+    path = save_atomic({"replay": a.state_dict()}, tmp_path / "ckpt.pt")
+    b = ReplayBuffer(8, (2, 2, 2), stack=2, gamma=0.5)
+    other = np.full((2, 2, 2), 7, np.uint8)
+    b.add(other, 0, 0.0, True, other, True)  # other data, replaced by the load
+    b.load_state_dict(load(path)["replay"])
+    assert len(b._episode_slots) == 8
+    _same_state(a, b)
+    for buf in (a, b):
+        _long_episode(buf, 13, 24, end_at=23)
+    _same_state(a, b)
+    _samples_equal(a, b, 5)
+    frame = a.frames[:, -1, 0, 0].astype(int)
+    returns = {t: sum(0.5 ** (k - t) * (k + 1) for k in range(t, 24)) for t in range(17, 24)}
+    for slot in np.flatnonzero(a.has_transition):
+        assert a.mc_return[slot] == pytest.approx(returns[frame[slot]], rel=1e-6)
 
 
 def test_state_dict_round_trip_and_bad_arguments():

@@ -193,3 +193,46 @@ def test_density_streams_follow_the_paper_protocol_at_the_paper_profile():
     assert SamplesSettings.preset("paper").stream_options()["sticky_actions"] == 0.0
     assert SamplesSettings.preset("study").stream_options()["sticky_actions"] == 0.25
     assert SamplesSettings.preset("paper", sticky_actions=0.25).stream_options()["sticky_actions"] == 0.25
+
+
+@pytest.mark.parametrize("argv, flags, message", [
+    (["--agent", "reactor", "--replay-capacity", "100", "--num-envs", "2"], ("--replay-capacity", "--num-envs"),
+     "each env's replay 50 slots; reactor with stack 1 needs more than seq_len + burn_in + stack = 66: "
+     "raise --replay-capacity to at least 133"),
+    (["--agent", "reactor", "--replay-capacity", "66"], ("--replay-capacity",), "at least 67"),
+    (["--replay-capacity", "16", "--num-envs", "8", "--steps", "80"], ("--replay-capacity", "--num-envs"),
+     "dqn with stack 1 needs at least 2 * stack + 2 = 4: raise --replay-capacity to at least 25"),
+    (["--n-actions", "8"], ("--n-actions",), "--n-actions 8 is more than the 7 actions of MiniGrid-Empty-5x5-v0"),
+    (["--env", "MiniGrid-Serpentine-7x7-v0", "--n-actions", "4"], ("--n-actions",), "more than the 3 actions"),
+    (["--env", "DeepSea-6-v0", "--n-actions", "2"], ("--n-actions",), "leave --n-actions at auto"),
+    (["--env", "ALE/Pong-v5", "--n-actions", "2"], ("--n-actions",), "leave --n-actions at auto"),
+    (["--env", "DeepSea-6-v0", "--view", "partial"], ("--view",), "leave --view at full"),
+])
+def test_settings_the_env_or_replay_can_never_run_are_refused_before_anything_is_written(
+        tmp_path, capsys, argv, flags, message):
+    out = tmp_path / "run"
+    status, stdout, err = cli("--out", str(out), *argv, capsys=capsys)
+    assert status == 2 and stdout == ""
+    assert err.count("\n") == 1 and err.startswith("pcnn-explore train: error: ") and message in err, err
+    assert all(f in err for f in flags), err
+    assert not out.exists() and not tmp_path.joinpath("run").exists()
+
+
+def test_the_smallest_replays_the_checks_allow_can_be_built():
+    from pcnn_explore.agents.sequence_replay import SequenceReplay
+    from pcnn_explore.run.shards import ReplayShards
+
+    # the minimum each refusal names is the exact boundary of the replays' own limits
+    TrainConfig.preset("smoke", env=ENV, agent="reactor", replay_capacity=133, num_envs=2, steps=80)
+    SequenceReplay(2, 133, (3, 4, 4), stack=1)
+    with pytest.raises(ValueError, match="capacity"):
+        SequenceReplay(2, 132, (3, 4, 4), stack=1)
+    with pytest.raises(ValueError, match="replay_capacity 132 over num_envs 2"):
+        TrainConfig.preset("smoke", env=ENV, agent="reactor", replay_capacity=132, num_envs=2, steps=80)
+    TrainConfig.preset("smoke", env=ENV, replay_capacity=25, num_envs=8, steps=80)
+    ReplayShards(8, 25, (3, 4, 4), stack=1, gamma=0.99, running_episode="paper")
+    with pytest.raises(ValueError, match="capacity"):
+        ReplayShards(8, 24, (3, 4, 4), stack=1, gamma=0.99, running_episode="paper")
+    with pytest.raises(ValueError, match="replay_capacity 24 over num_envs 8"):
+        TrainConfig.preset("smoke", env=ENV, replay_capacity=24, num_envs=8, steps=80)
+    assert TrainConfig.preset("smoke", env=ENV, n_actions=7).n_actions == 7

@@ -146,3 +146,54 @@ def test_rejects_mismatched_state_and_bad_mu():
     assert not a.can_sample()
     with pytest.raises(ValueError, match="no transition"):
         a.sample(2, np.random.default_rng(0))
+
+
+def _long(shard: SequenceShard, start: int, stop: int, end_at: int | None = None) -> None:
+    """Transitions t = start ... stop - 1 of episode 0 of env 0: action t % 3, reward t, mu 1 / (1 + t % 4)."""
+    for t in range(start, stop):
+        shard.add(_obs(0, 0, t), t % 3, 1 / (1 + t % 4), float(t), False, _obs(0, 0, t + 1), t == end_at)
+
+
+def test_episode_three_times_the_capacity_is_stored_and_never_read_across_its_overwritten_slots():
+    s = SequenceShard(10, (4, 1, 1), stack=2, seq_len=2, burn_in=1)
+    _long(s, 0, 30)  # x_0 ... x_30 in 10 slots: x_t in slot t % 10, x_21 ... x_30 stored
+    assert s._open and s.cursor == 1 and s.written == 31
+    # x_21 needs x_20 (overwritten by x_30) for its stack; x_30 is the newest, without a transition
+    np.testing.assert_array_equal(s._valid(np.arange(10)), [False, False] + [True] * 8)
+    b = s.gather(np.array([2, 9]))
+    # window offsets -1 ... 2. x_22: no burn-in (x_21 stored, but not its stack). x_29: one burn-in step, and
+    # its sequence stops at the newest observation x_30 (the slot after it, x_21's, is not read)
+    np.testing.assert_array_equal(b.obs[:, :, 1::2, 0, 0], [[[21, 22], [21, 22], [22, 23], [23, 24]],
+                                                            [[27, 28], [28, 29], [29, 30], [29, 30]]])
+    np.testing.assert_array_equal(b.first, [[1, 1, 0, 0], [1, 0, 0, 0]])
+    np.testing.assert_array_equal(b.length, [2, 1])
+    np.testing.assert_array_equal(b.reward, [[22, 23], [29, 0]])
+    rng = np.random.default_rng(0)
+    for t in range(30, 45):  # every sampled window holds consecutive steps of the episode, stacks included
+        _long(s, t, t + 1, end_at=44)
+        b = s.gather(s.starts(32, rng))
+        steps = b.obs[:, :, 1::2, 0, 0].astype(int)  # (B, W, 2): the stack's steps (t - 1, t)
+        for i in range(len(b.index)):
+            real = np.flatnonzero(b.first[i])[-1]
+            last = b.burn_in + b.length[i]
+            np.testing.assert_array_equal(steps[i, real:last + 1, 1], steps[i, real, 1] + np.arange(last + 1 - real))
+            np.testing.assert_array_equal(steps[i, :, 0], steps[i, :, 1] - 1)
+            assert steps[i, real, 0] > t + 1 - 10  # never the overwritten step before the oldest stored one
+    assert not s._open
+
+
+def test_state_in_the_middle_of_an_episode_longer_than_the_ring_round_trips_bit_for_bit(tmp_path):
+    a = SequenceShard(10, (4, 1, 1), stack=2, seq_len=2, burn_in=1)
+    _long(a, 0, 17)
+    save_atomic({"replay": a.state_dict()}, tmp_path / "r.pt")
+    b = SequenceShard(10, (4, 1, 1), stack=2, seq_len=2, burn_in=1)
+    _long(b, 0, 3, end_at=2)
+    b.load_state_dict(load(tmp_path / "r.pt")["replay"])
+    for shard in (a, b):
+        _long(shard, 17, 33, end_at=32)
+    for name in ("frames",) + SequenceShard._ARRAYS:
+        np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
+    assert (a.cursor, a.written, a.n_episodes, a._open, a._last) == (b.cursor, b.written, b.n_episodes, b._open, b._last)
+    x, y = a.gather(a.starts(16, np.random.default_rng(1))), b.gather(b.starts(16, np.random.default_rng(1)))
+    for f in ("obs", "first", "action", "mu", "reward", "terminated", "mask", "length", "index"):
+        np.testing.assert_array_equal(getattr(x, f), getattr(y, f), err_msg=f)

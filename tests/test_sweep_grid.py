@@ -127,6 +127,24 @@ def test_bad_sweeps_are_one_line_errors_before_ray(capsys, tmp_path, no_ray, arg
     assert not (tmp_path / "s").exists()
 
 
+@pytest.mark.parametrize("dry_run", [[], ["--dry-run"]])
+@pytest.mark.parametrize("args, message", [
+    (["--envs", ENV, "--variants", "reactor", "--profile", "smoke", "--set", "replay_capacity=100", "--set",
+      "num_envs=2"], "replay_capacity 100 over num_envs 2 gives each env's replay 50 slots"),
+    (["--envs", ENV, "--variants", "dqn,reactor", "--profile", "smoke", "--set", "replay_capacity=16,200"],
+     "reactor,replay_capacity=16/seed0: replay_capacity 16 over num_envs 1"),
+    ([*BASE, "--set", "n_actions=4"], "n_actions 4 is more than the 3 actions of MiniGrid-Serpentine-7x7-v0"),
+    (["--envs", "DeepSea-6-v0", "--variants", "dqn", "--profile", "smoke", "--set", "n_actions=2"],
+     "leave n_actions at auto"),
+])
+def test_settings_that_can_never_run_are_refused_by_sweep_and_its_dry_run(capsys, tmp_path, no_ray, dry_run, args,
+                                                                          message):
+    code, out, err = _sweep(capsys, *args, *dry_run, "--out", str(tmp_path / "s"))
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and err.startswith("pcnn-explore sweep: error: ") and message in err, err
+    assert not (tmp_path / "s").exists()
+
+
 def test_a_trial_folder_with_other_settings_is_never_reused(capsys, tmp_path, no_ray):
     out = tmp_path / "s"
     folder = out / ENV / "dqn" / "seed0"

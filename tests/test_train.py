@@ -272,3 +272,17 @@ def test_config_validation_names_the_setting():
     paper = TrainConfig.preset("paper", env="ALE/MontezumaRevenge-v5")
     assert (paper.replay_capacity, paper.optimizer, paper.target_update_every, paper.steps) == (
         1_000_000, "rmsprop", 40_000, 37_500_000)
+
+
+@pytest.mark.parametrize("agent, capacity", [("dqn", 16), ("reactor", 70)])
+def test_episodes_longer_than_the_replay_finish_the_run(tmp_path, capsys, agent, capacity):
+    from pcnn_explore.cli import main
+
+    out = tmp_path / agent
+    status = main(["train", "--env", ENV, "--agent", agent, "--replay-capacity", str(capacity), "--profile", "smoke",
+                   "--steps", "240", "--learning-starts", "40", "--out", str(out), "--no-progress"])
+    assert status == 0, capsys.readouterr().err
+    log = read_log(out)
+    assert log["length"].max() > capacity  # an episode overwrote its own first transitions in the replay
+    check_log_covers_every_step(log, 240, budget_cuts=0)
+    assert (out / "checkpoint.pt").exists()

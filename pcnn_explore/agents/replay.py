@@ -16,7 +16,10 @@ overwritten slots are not sampled.
 Monte Carlo returns. ``mc_return[t] = sum_k gamma^k r_{t+k}`` over the stored rewards to the end
 of the episode, written for every transition of an episode when it ends (terminated, truncated by
 a time limit, or cut by the run's step budget; in the last two cases the return is the partial sum).
-While an episode runs its returns are unknown. Two policies (``running_episode``):
+An episode longer than the capacity overwrites its own oldest slots like any other data; the
+transitions still stored when it ends get their exact returns all the same, since a return needs
+only the rewards after it, which are newer and so still stored. While an episode runs its returns
+are unknown. Two policies (``running_episode``):
 
 - ``"paper"`` (Ostrovski et al. 2017, footnote on MMC): transitions of the running episode are
   sampled with ``mc_return = 0``.
@@ -31,6 +34,7 @@ their size grows with the data, not with the capacity.
 """
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass
 
 import numpy as np
@@ -143,7 +147,8 @@ class ReplayBuffer:
         self.written = 0  # frames written in total
         self.n_episodes = 0  # episodes started
         self._open = False  # an episode is running; its current state's frame is in slot cursor-1
-        self._episode_slots: list[int] = []
+        # slots of the running episode still stored, oldest first (the ring drops overwritten ones)
+        self._episode_slots: deque[int] = deque(maxlen=self.capacity)
 
     @property
     def frames(self) -> np.ndarray | torch.Tensor:
@@ -180,17 +185,15 @@ class ReplayBuffer:
         """
         if obs.shape != self.obs_shape or next_obs.shape != self.obs_shape:
             raise ValueError(f"observations must have shape {self.obs_shape}, got {obs.shape} and {next_obs.shape}")
-        if self._open and len(self._episode_slots) >= self.capacity:
-            raise ValueError(f"an episode longer than the replay capacity ({self.capacity} slots) cannot be "
-                             "stored: raise replay_capacity")
         if not self._open:
             self.n_episodes += 1
-            self._episode_slots = [self._write_frame(obs, True)]
+            self._episode_slots = deque([self._write_frame(obs, True)], maxlen=self.capacity)
             self._open = True
         i = self._episode_slots[-1]
         self.action[i], self.reward[i], self.done[i] = int(action), float(reward), float(bool(terminated))
         j = self._write_frame(next_obs, False)
         self.has_transition[i] = True
+        # an episode as long as the ring overwrites its own oldest slot: maxlen drops it from the deque
         self._episode_slots.append(j)
         if episode_end:
             self.end_episode()
@@ -199,12 +202,12 @@ class ReplayBuffer:
         """Close the running episode (if any): write its Monte Carlo returns."""
         if not self._open:
             return
-        slots = np.asarray(self._episode_slots[:-1], np.int64)
+        slots = np.asarray(self._episode_slots, np.int64)[:-1]  # the last slot holds the final state only
         if len(slots):
             self.mc_return[slots] = discounted_returns(self.reward[slots], self.gamma)
             self.mc_ready[slots] = True
         self._open = False
-        self._episode_slots = []
+        self._episode_slots = deque(maxlen=self.capacity)
 
     # ---------------------------------------------------------------------------------------- sample
     def __len__(self) -> int:
@@ -341,7 +344,11 @@ class ReplayBuffer:
             self._load_array(name, saved, n, old)
         self.cursor, self.written, self.n_episodes = int(d["cursor"]), written, int(d["n_episodes"])
         self._open = bool(d["open"])
-        self._episode_slots = [int(x) for x in d["episode_slots"]]
+        slots = [int(x) for x in d["episode_slots"]]
+        if len(slots) > self.capacity:
+            raise ValueError(f"replay state holds {len(slots)} slots of the running episode, more than the "
+                             f"capacity {self.capacity}")
+        self._episode_slots = deque(slots, maxlen=self.capacity)
 
     def _load_array(self, name: str, saved, n: int, old: int) -> None:
         """Slots [0, n) from ``saved`` (packed, or a plain array of n slots); [n, old) emptied."""

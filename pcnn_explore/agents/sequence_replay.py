@@ -11,7 +11,9 @@ up to ``seq_len`` (33, as in Reactor) transitions s ... s+n-1 plus the observati
 bootstrap from. It never crosses an episode boundary: it stops early (n < seq_len, the rest
 padded with ``mask = 0``) at the episode's end (terminal: ``terminated = 1``; time limit or end of
 the run: the sequence just ends, and bootstraps from V(x_{s+n})) or at the newest stored
-observation of a running episode (likewise bootstrapped).
+observation of a running episode (likewise bootstrapped). An episode longer than the capacity
+overwrites its own oldest slots; burn-in windows and frame stacks only reach back over slots that
+still hold the steps right before (same episode, consecutive steps).
 
 Recurrent state: **burn-in**, not stored states. Before x_s the batch holds up to ``burn_in``
 earlier observations of the same episode; the learner starts from a zero LSTM state at the first
@@ -32,7 +34,10 @@ import numpy as np
 from pcnn_explore.agents.replay_storage import pack, unpack
 from pcnn_explore.agents.sharding import Shards
 
-__all__ = ["SequenceBatch", "SequenceShard", "SequenceReplay"]
+__all__ = ["SequenceBatch", "SequenceShard", "SequenceReplay", "SEQ_LEN", "BURN_IN"]
+
+SEQ_LEN = 33  # transitions per sequence (Reactor's)
+BURN_IN = 32  # observations run before a sequence to warm up the LSTM state
 
 
 @dataclass
@@ -69,7 +74,7 @@ class SequenceShard:
     _EMPTY = {"episode_id": -1}
     FORMAT = 1
 
-    def __init__(self, capacity: int, obs_shape, stack: int = 1, seq_len: int = 33, burn_in: int = 32):
+    def __init__(self, capacity: int, obs_shape, stack: int = 1, seq_len: int = SEQ_LEN, burn_in: int = BURN_IN):
         if len(obs_shape) != 3 or obs_shape[0] % stack:
             raise ValueError(f"obs_shape must be (C, H, W) with C divisible by stack={stack}, got {obs_shape}")
         if seq_len < 1 or burn_in < 0:
@@ -112,9 +117,7 @@ class SequenceShard:
         if not self._open:
             self.n_episodes += 1
             self._last, self._open = self._write(obs, 0), True
-        i = self._last
-        if self.episode_step[i] + 1 >= self.capacity:
-            raise ValueError(f"an episode longer than the replay capacity ({self.capacity} slots) cannot be stored")
+        i = self._last  # an episode longer than the ring overwrites its own oldest slots
         self.action[i], self.mu[i], self.reward[i] = int(action), float(mu), float(reward)
         self.terminated[i] = float(bool(terminated))
         self._last = self._write(next_obs, int(self.episode_step[i]) + 1)
@@ -127,11 +130,15 @@ class SequenceShard:
         return min(self.written, self.capacity)
 
     def _back(self, idx: np.ndarray, limit: int) -> np.ndarray:
-        """Slots of the same episode right before each of ``idx``, counted up to ``limit``."""
+        """Stored observations of the same episode right before each of ``idx`` (steps t-1, t-2, ...),
+        counted up to ``limit``. The step check stops at the oldest slot of an episode longer than the
+        ring: the slot before it holds the same episode's newest observation."""
         same = np.ones(len(idx), bool)
         back = np.zeros(len(idx), np.int64)
         for m in range(1, limit + 1):
-            same &= self.episode_id[(idx - m) % self.capacity] == self.episode_id[idx]
+            prev = (idx - m) % self.capacity
+            same &= self.episode_id[prev] == self.episode_id[idx]
+            same &= self.episode_step[prev] == self.episode_step[idx] - m
             back += same
         return back
 
@@ -166,7 +173,7 @@ class SequenceShard:
         n, going = np.zeros(B, np.int64), np.ones(B, bool)
         for m in range(L):  # transitions in the episode from the start on
             j = (start + m) % cap
-            going &= self.has_transition[j] & (self.episode_id[j] == ep)
+            going &= self.has_transition[j] & (self.episode_id[j] == ep) & (self.episode_step[j] == step + m)
             n += going
         back, s1 = self._back(start, K + self.stack - 1), self.stack - 1
         # burn-in length k: back to the episode start if it is stored, else as far as stacks stay stored
@@ -236,8 +243,8 @@ class SequenceReplay(Shards):
     observation after its last transition), burn_in 32 observations, stack 1 (Atari: 4).
     """
 
-    def __init__(self, num_envs: int, capacity: int, obs_shape, stack: int = 1, seq_len: int = 33,
-                 burn_in: int = 32):
+    def __init__(self, num_envs: int, capacity: int, obs_shape, stack: int = 1, seq_len: int = SEQ_LEN,
+                 burn_in: int = BURN_IN):
         per_env = -(-int(capacity) // int(num_envs))
         self.shards = [SequenceShard(per_env, obs_shape, stack, seq_len, burn_in) for _ in range(int(num_envs))]
         self.seq_len, self.burn_in = int(seq_len), int(burn_in)

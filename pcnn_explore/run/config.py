@@ -151,7 +151,8 @@ class TrainConfig(ExperimentSettings):
         return min(1_000_000, max(10_000, self.steps // 10))
 
     def validate(self) -> None:
-        """Raise :class:`SettingError` naming the bad setting and how to fix it (cheap: no env is built)."""
+        """Raise :class:`SettingError` naming the bad setting and how to fix it (cheap: no env is built,
+        except a bare MiniGrid instance to count its actions where ``n_actions`` is set)."""
         from pcnn_explore.envs import check_env_id
 
         for name, options in choices().items():
@@ -182,8 +183,37 @@ class TrainConfig(ExperimentSettings):
                                python={"intrinsic_only": "intrinsic_only=True", "bonus": "a bonus: set bonus to "
                                        + " or ".join(BONUS_MODELS)},
                                cli={"bonus": "--bonus " + "|".join(BONUS_MODELS)})
+        self._validate_env_fit()
         if not isinstance(self.device, str) or not (self.device == "cpu" or self.device.startswith("cuda")
                                                      or self.device == "mps"):
             raise SettingError(f"{{device}} must be 'cpu', 'cuda', 'cuda:N' or 'mps', got {self.device!r}")
         if not isinstance(self.out_dir, (str, os.PathLike)) or not str(self.out_dir):
             raise SettingError("{out_dir} must be a non-empty path")
+
+    def _validate_env_fit(self) -> None:
+        """Settings that the env refuses at build time: refused here, before anything is built or written."""
+        from pcnn_explore.envs import is_atari, is_minigrid, minigrid_action_count
+
+        if self.n_actions is not None:
+            if not is_minigrid(self.env):
+                raise SettingError(f"{{n_actions}} keeps the first actions of a MiniGrid env; {self.env} has its "
+                                   "own action set: leave {n_actions} at auto")
+            count = minigrid_action_count(self.env)
+            if self.n_actions > count:
+                raise SettingError(f"{{n_actions}} {self.n_actions} is more than the {count} actions of {self.env}: "
+                                   f"choose 1 ... {count}, or auto for all")
+        if not is_minigrid(self.env) and self.view != "full":
+            raise SettingError(f"{{view}} {self.view} is MiniGrid's: {self.env} has one view; leave {{view}} at full")
+        # each env's replay shard holds ceil(replay_capacity / num_envs) slots (agents.sharding)
+        stack = self.frame_stack if self.frame_stack is not None else (4 if is_atari(self.env) else 1)
+        per_env = -(-self.replay_capacity // self.num_envs)
+        if self.agent == "reactor":
+            from pcnn_explore.agents.sequence_replay import BURN_IN, SEQ_LEN
+
+            need, what = SEQ_LEN + BURN_IN + stack, f"more than seq_len + burn_in + stack = {SEQ_LEN + BURN_IN + stack}"
+        else:
+            need, what = 2 * stack + 1, f"at least 2 * stack + 2 = {2 * stack + 2}"
+        if per_env <= need:
+            raise SettingError(f"{{replay_capacity}} {self.replay_capacity} over {{num_envs}} {self.num_envs} gives "
+                               f"each env's replay {per_env} slots; {self.agent} with stack {stack} needs {what}: "
+                               f"raise {{replay_capacity}} to at least {need * self.num_envs + 1}")

@@ -107,10 +107,10 @@ def run_loop(cfg: TrainConfig, start: Resume, progress: bool = True) -> TrainRes
     out = Path(cfg.out_dir)
     if start.finished:
         return _result(cfg, start.step, 0.0, float("nan"))
-    out.mkdir(parents=True, exist_ok=True)
     if cfg.num_threads:
         torch.set_num_threads(cfg.num_threads)
-    envs, learner, bonus = build(cfg)
+    envs, learner, bonus = build(cfg)  # before the folder: a setting the env refuses leaves nothing written
+    out.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(np.random.SeedSequence([cfg.seed, 0xA6E7]))
     scored_rng = np.random.default_rng(np.random.SeedSequence([cfg.seed, 0xB0B5]))  # which steps get a bonus
     step, episodes, saved, running = 0, 0, start.saved, [None] * cfg.num_envs

@@ -32,10 +32,11 @@ def exploration_columns(tracker) -> dict:
 
 
 class EpisodeStats:
-    """Sums over the running episode: extrinsic return, length, clipped r+, PG and TD loss."""
+    """Sums over the running episode: extrinsic return, length, clipped r+, PG over the density
+    updates (``n_pg`` of them: the scored steps, a ``bonus_fraction`` share of the steps) and TD loss."""
 
     def __init__(self, device):
-        self.ret, self.length, self.intr, self.pg, self.n_loss = 0.0, 0, 0.0, 0.0, 0
+        self.ret, self.length, self.intr, self.pg, self.n_pg, self.n_loss = 0.0, 0, 0.0, 0.0, 0, 0
         self.loss = torch.zeros((), device=device)  # summed on the device: no sync per gradient step
 
     def add_step(self, reward: float, record) -> None:
@@ -44,6 +45,7 @@ class EpisodeStats:
         if record is not None:
             self.intr += min(float(record.bonus), 1.0)
             self.pg += float(record.prediction_gain)
+            self.n_pg += 1
 
     def add_loss(self, loss) -> None:
         self.loss += loss
@@ -51,8 +53,8 @@ class EpisodeStats:
 
     def state(self) -> dict:
         """Plain numbers, for a checkpoint taken mid-episode."""
-        return {"ret": self.ret, "length": self.length, "intr": self.intr, "pg": self.pg, "loss": float(self.loss),
-                "n_loss": self.n_loss}
+        return {"ret": self.ret, "length": self.length, "intr": self.intr, "pg": self.pg, "n_pg": self.n_pg,
+                "loss": float(self.loss), "n_loss": self.n_loss}
 
     @classmethod
     def from_state(cls, d: dict, device) -> "EpisodeStats":
@@ -60,13 +62,17 @@ class EpisodeStats:
         stats.ret, stats.length, stats.intr, stats.pg = float(d["ret"]), int(d["length"]), float(d["intr"]), float(d["pg"])
         stats.loss += float(d["loss"])
         stats.n_loss = int(d["n_loss"])
+        # checkpoints of earlier versions did not count the density updates: every step (bonus_fraction 1)
+        stats.n_pg = int(d.get("n_pg", d["length"]))
         return stats
 
     def row(self, step: int, episode: int, complete: bool, epsilon: float, wall: float, with_bonus: bool) -> dict:
-        """The episode's ``log.csv`` row."""
+        """The episode's ``log.csv`` row. ``prediction_gain_mean``: the mean PG (nats) over the episode's
+        density updates (NaN without a bonus or without an update); ``intrinsic_mean``: r+ per agent step."""
         return {"step": step, "episode": episode, "return": self.ret, "length": self.length,
                 "complete": int(complete), "intrinsic_return": self.intr, "intrinsic_mean": self.intr / self.length,
-                "prediction_gain_mean": self.pg / self.length if with_bonus else math.nan, "epsilon": epsilon,
+                "prediction_gain_mean": self.pg / self.n_pg if with_bonus and self.n_pg else math.nan,
+                "epsilon": epsilon,
                 "td_loss": float(self.loss) / self.n_loss if self.n_loss else math.nan, "wall_seconds": wall}
 
 
@@ -101,7 +107,8 @@ class WindowStats:
                 if math.isfinite(value):
                     tb.add_scalar(f"exploration/{name}", value, step)
         if with_bonus:
-            tb.add_scalar("bonus/prediction_gain", self.pg / n, step)
+            if self.pseudo_counts:  # one per density update: the PG is their mean, as in log.csv
+                tb.add_scalar("bonus/prediction_gain", self.pg / len(self.pseudo_counts), step)
             tb.add_scalar("bonus/intrinsic_reward", self.intr / n, step)
             pcs = np.asarray(self.pseudo_counts, dtype=np.float64)
             finite = pcs[np.isfinite(pcs)]
