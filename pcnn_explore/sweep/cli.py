@@ -60,7 +60,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "Ray on this machine)")
     parser.add_argument("--max-retries", type=arg_type("int", 0), default=3, metavar="N",
                         help="times a trial whose worker died is run again, from its checkpoint (default 3)")
-    parser.add_argument("--dry-run", action="store_true", help="check the grid and list its trials; run nothing")
+    parser.add_argument("--dry-run", action="store_true", help="make every check a run makes (settings, "
+                        "trial folders, resources) and list the trials; write and run nothing")
     parser.add_argument("--no-progress", action="store_true", help="print nothing while the trials run")
     parser.add_argument("--report", metavar="DIR", help="write the evaluation of the sweep in DIR (curves, "
                         "max scores beside the paper's, AUC improvements) to DIR/report; runs nothing")
@@ -105,7 +106,7 @@ def run_cli(args: argparse.Namespace) -> int:
         return 0
     if args.window is not None:
         return _fail("--window goes with --report DIR")
-    from pcnn_explore.sweep.runner import run_trials
+    from pcnn_explore.sweep.runner import check_trials, run_trials
     from pcnn_explore.sweep.view import SweepView
 
     try:
@@ -113,7 +114,9 @@ def run_cli(args: argparse.Namespace) -> int:
         if not grid.envs and not args.grid:
             return _fail("name a grid file, or the grid with --envs, --variants (and --seeds, --set)")
         trials = grid.trials()
-        if args.dry_run:
+        if args.dry_run:  # every check a run makes (settings, folders, shares), nothing written
+            check_trials(trials, address=args.address, cpus_per_trial=grid.cpus_per_trial,
+                         gpus_per_trial=grid.gpus_per_trial)
             for t in trials:
                 print(t.name)
             print(f"{len(trials)} trials in {grid.out}")

@@ -7,7 +7,8 @@ device). The folder holds, besides the run's own files (``log.csv``, ``settings.
 
 - ``trial.json``: the trial (env, variant, seed, line, overrides) and its resolved settings,
   written before the run starts; a folder whose stored settings differ from the requested ones
-  is never reused (:class:`~pcnn_explore.sweep.grid.SweepError`, naming both);
+  is never reused (:class:`~pcnn_explore.sweep.grid.SweepError`, naming both), except for more
+  ``steps``: the trial then resumes from its checkpoint and runs on;
 - ``attempt.json``: the current attempt (its number, process id, host, start time);
 - ``result.json``: written when the run has done its steps (a finished trial is skipped).
 
@@ -36,7 +37,7 @@ from pcnn_explore.sweep.grid import SweepError, Trial
 from pcnn_explore.sweep.view import SweepView
 
 __all__ = ["TRIAL_FILE", "ATTEMPT_FILE", "RESULT_FILE", "SWEEP_FILE", "PLACEMENT", "connect", "train_trial",
-           "plan", "run_trials", "read_sweep"]
+           "plan", "check_trials", "run_trials", "read_sweep"]
 
 TRIAL_FILE, ATTEMPT_FILE, RESULT_FILE, SWEEP_FILE = "trial.json", "attempt.json", "result.json", "sweep.json"
 #: settings that say where a trial runs, not what it computes: they may differ from the stored ones
@@ -104,11 +105,21 @@ def _differences(stored: dict, wanted: dict) -> list[str]:
             for k in keys if stored.get(k) != wanted.get(k)]
 
 
+def _extends(stored: dict, wanted: dict) -> bool:
+    """True when ``wanted`` is the stored trial with more ``steps`` and nothing else changed: the
+    trial resumes from its checkpoint and runs on (as ``pcnn-explore train --resume --steps N``)."""
+    diff = {k for k in (set(stored) | set(wanted)) - set(PLACEMENT) if stored.get(k) != wanted.get(k)}
+    old, new = stored.get("steps"), wanted.get("steps")
+    return diff == {"steps"} and all(isinstance(v, int) and not isinstance(v, bool) for v in (old, new)) and new > old
+
+
 def plan(trials: Sequence[Trial], on_mismatch: str = "error") -> list[tuple[Trial, dict, bool]]:
     """Check every trial before anything runs: ``[(trial, resolved settings, finished)]``.
 
     A folder holding another trial's settings raises :class:`SweepError` naming both
     (``on_mismatch="error"``) or has its run files replaced (``"replace"``, what the notebooks ask).
+    A folder holding the same trial with fewer ``steps`` is the trial to extend: it resumes from its
+    checkpoint (a larger ``--set steps=N`` on a finished sweep runs its trials on).
     """
     if on_mismatch not in ("error", "replace"):
         raise ValueError(f"on_mismatch must be 'error' or 'replace', got {on_mismatch!r}")
@@ -128,6 +139,8 @@ def plan(trials: Sequence[Trial], on_mismatch: str = "error") -> list[tuple[Tria
         finished = False
         if stored is not None:
             diff = _differences(stored, wanted) if stored else ["no readable settings"]
+            if _extends(stored, wanted):
+                diff = []
             if diff and on_mismatch == "error":
                 raise SweepError(f"trial folder {folder} holds other settings than {t.name} asks for "
                                  f"({'; '.join(diff[:6])}{'; ...' if len(diff) > 6 else ''}; stored in {where}): "
@@ -147,7 +160,8 @@ def _prepare(t: Trial, settings: dict) -> None:
     folder = Path(t.out_dir)
     folder.mkdir(parents=True, exist_ok=True)
     stored, _ = _stored_settings(folder)
-    if stored is not None and (not stored or _differences(stored, settings)):  # on_mismatch="replace"
+    if stored is not None and (not stored or _differences(stored, settings)) and not _extends(stored, settings):
+        # on_mismatch="replace"
         for name in (*_RUN_FILES, CHECKPOINT, ATTEMPT_FILE):
             p = folder / name
             shutil.rmtree(p) if p.is_dir() else p.unlink(missing_ok=True)
@@ -237,15 +251,13 @@ def _write_sweep(sweep_dir: Path | None, records: list[dict], extra: dict) -> No
     write_text_atomic(sweep_dir / SWEEP_FILE, json.dumps({**extra, "trials": kept + records}, indent=1) + "\n")
 
 
-def run_trials(trials: Sequence[Trial], *, address: str | None = None, cpus_per_trial: float = 1.0,
-               gpus_per_trial: float = 0.0, max_retries: int = 3, max_concurrent: int | None = None,
-               on_mismatch: str = "error", sweep_dir: str | os.PathLike | None = None,
-               view: SweepView | None = None, refresh_s: float = 1.0, info: dict | None = None) -> list[dict]:
-    """Run ``trials`` on Ray and return their records (as in ``sweep.json``), in the given order.
+def check_trials(trials: Sequence[Trial], *, address: str | None = None, cpus_per_trial: float = 1.0,
+                 gpus_per_trial: float = 0.0, max_concurrent: int | None = None,
+                 on_mismatch: str = "error") -> list[tuple[Trial, dict, bool]]:
+    """Every check :func:`run_trials` makes before it writes anything or starts Ray (the shares asked
+    for, a GPU where one is asked for, each trial's settings and folder: :func:`plan`); writes nothing.
 
-    Every check (settings, folders, resources asked for) happens before Ray starts; finished
-    trials are skipped without starting Ray. ``max_concurrent`` caps the trials running at once
-    (None: as many as the cluster's resources allow). A failed trial does not stop the others.
+    Returns :func:`plan`'s ``[(trial, resolved settings, finished)]``; raises :class:`SweepError`.
     """
     for name, v, low in (("cpus_per_trial", cpus_per_trial, 0.0), ("gpus_per_trial", gpus_per_trial, -1e-12)):
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not v > low:
@@ -259,7 +271,21 @@ def run_trials(trials: Sequence[Trial], *, address: str | None = None, cpus_per_
         if not torch.cuda.is_available():
             raise SweepError(f"--gpus-per-trial {gpus_per_trial:g} asks for a GPU, but this machine has none: "
                              "leave it out (CPU trials) or pass --address of a cluster with GPUs")
-    planned = plan(trials, on_mismatch)
+    return plan(trials, on_mismatch)
+
+
+def run_trials(trials: Sequence[Trial], *, address: str | None = None, cpus_per_trial: float = 1.0,
+               gpus_per_trial: float = 0.0, max_retries: int = 3, max_concurrent: int | None = None,
+               on_mismatch: str = "error", sweep_dir: str | os.PathLike | None = None,
+               view: SweepView | None = None, refresh_s: float = 1.0, info: dict | None = None) -> list[dict]:
+    """Run ``trials`` on Ray and return their records (as in ``sweep.json``), in the given order.
+
+    Every check (settings, folders, resources asked for) happens before Ray starts; finished
+    trials are skipped without starting Ray. ``max_concurrent`` caps the trials running at once
+    (None: as many as the cluster's resources allow). A failed trial does not stop the others.
+    """
+    planned = check_trials(trials, address=address, cpus_per_trial=cpus_per_trial, gpus_per_trial=gpus_per_trial,
+                           max_concurrent=max_concurrent, on_mismatch=on_mismatch)
     root = Path(sweep_dir).resolve() if sweep_dir is not None else None
     records = [_record(t, s, "done" if fin else "queued", root) for t, s, fin in planned]
     extra = dict(info or {})
