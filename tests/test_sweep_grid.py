@@ -116,6 +116,7 @@ BASE = ["--envs", ENV, "--variants", "dqn", "--profile", "smoke"]
     (["--variants", "dqn"], "name a grid file"),
     (["nogrid.toml"], "no grid file 'nogrid.toml'"),
     (["--report", "/nonexistent/sweep"], "no sweep at /nonexistent/sweep"),
+    ([*BASE, "--baseline", "dqn"], "--baseline goes with --report DIR"),
 ])
 def test_bad_sweeps_are_one_line_errors_before_ray(capsys, tmp_path, no_ray, args, message):
     code, out, err = _sweep(capsys, *args, *([] if "--report" in args else ["--out", str(tmp_path / "s")]))

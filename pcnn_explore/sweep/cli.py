@@ -67,8 +67,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "max scores beside the paper's, AUC improvements) to DIR/report; runs nothing")
     parser.add_argument("--window", type=arg_type("int", 1), metavar="STEPS",
                         help="with --report: agent steps per curve point (default: 1M frames, 250K agent steps on Atari)")
-    parser.add_argument("--baseline", default="dqn", metavar="LINE",
-                        help="with --report: the line AUC improvements are measured against (default dqn)")
+    parser.add_argument("--baseline", metavar="LINE",
+                        help="with --report: the line AUC improvements are measured against, or a variant: "
+                             "each line against that variant at the same settings (default dqn, where the "
+                             "sweep has it)")
 
 
 def grid_from_args(args: argparse.Namespace):
@@ -104,8 +106,8 @@ def run_cli(args: argparse.Namespace) -> int:
             return _fail(str(e))
         print("report: " + ", ".join(str(p) for p in paths))
         return 0
-    if args.window is not None:
-        return _fail("--window goes with --report DIR")
+    if args.window is not None or args.baseline is not None:
+        return _fail(f"{'--window' if args.window is not None else '--baseline'} goes with --report DIR")
     from pcnn_explore.sweep.runner import check_trials, run_trials
     from pcnn_explore.sweep.view import SweepView
 
