@@ -20,6 +20,10 @@ the others. ``DIR/sweep.json`` (``{"trials": [...]}``, rewritten atomically as t
 lists every trial with its status (queued, running, done, failed), agent steps and speed.
 Folders must be on a file system every node sees (the sweep's folder is given to Ray as an
 absolute path).
+
+A local Ray (:func:`start_local`) runs with token authentication, as Ray chooses for a new local
+cluster, said explicitly (``RAY_AUTH_MODE=token``) so that Ray does not warn that it chose it; a
+start that timed out on a loaded machine is tried again (:data:`START_ATTEMPTS`).
 """
 from __future__ import annotations
 
@@ -36,7 +40,8 @@ from pcnn_explore.atomic import write_text_atomic
 from pcnn_explore.sweep.grid import SweepError, Trial
 from pcnn_explore.sweep.view import SweepView
 
-__all__ = ["TRIAL_FILE", "ATTEMPT_FILE", "RESULT_FILE", "SWEEP_FILE", "PLACEMENT", "connect", "train_trial",
+__all__ = ["TRIAL_FILE", "ATTEMPT_FILE", "RESULT_FILE", "SWEEP_FILE", "PLACEMENT", "START_ATTEMPTS",
+           "start_local", "connect", "release", "train_trial",
            "plan", "check_trials", "run_trials", "read_sweep"]
 
 TRIAL_FILE, ATTEMPT_FILE, RESULT_FILE, SWEEP_FILE = "trial.json", "attempt.json", "result.json", "sweep.json"
@@ -173,11 +178,83 @@ def _prepare(t: Trial, settings: dict) -> None:
 
 
 # ------------------------------------------------------------------------------------ Ray
+#: tries at starting a local Ray: on a loaded machine its node can miss Ray's fixed start-up deadlines
+#: (the raylet waits 15 s for its Python agents, the driver 30 s for the raylet)
+START_ATTEMPTS = 3
+
+
+def _token_auth() -> None:
+    """Say ``RAY_AUTH_MODE=token`` where Ray would choose token authentication itself (a new local
+    cluster; joining with a token at hand), so that it does not warn that it chose it; a mode the
+    user set stays. Ray then makes the cluster's token (``~/.ray/auth_token``) if there is none."""
+    if "RAY_AUTH_MODE" in os.environ:
+        return
+    os.environ["RAY_AUTH_MODE"] = "token"  # workers, and notebook kernels joining this Ray, inherit it
+    try:
+        from ray._raylet import Config
+
+        Config.initialize("")  # this process's Ray config reads the mode again (as Ray does when it chooses it)
+    except (ImportError, AttributeError):  # another Ray: it reads the environment when it starts
+        pass
+
+
+def _has_token() -> bool:
+    try:
+        from ray._raylet import AuthenticationTokenLoader
+
+        return bool(AuthenticationTokenLoader.instance().has_token(ignore_auth_mode=True))
+    except (ImportError, AttributeError, TypeError):
+        return False
+
+
+def _descendants() -> set[int]:
+    """The process ids under this process (Linux ``/proc``; empty elsewhere)."""
+    parent: dict[int, int] = {}
+    for entry in os.listdir("/proc") if os.path.isdir("/proc") else ():
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    parent[int(entry)] = int(f.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+    found, frontier = set(), {os.getpid()}
+    while frontier:
+        frontier = {pid for pid, ppid in parent.items() if ppid in frontier} - found
+        found |= frontier
+    return found
+
+
+def start_local(num_cpus: int | None = None, num_gpus: int | None = None, **options):
+    """``ray.init`` of a new local Ray (no dashboard, token authentication), tried up to
+    :data:`START_ATTEMPTS` times: the processes of a start that timed out are ended before the next.
+    Returns Ray's context (``.address_info["address"]``: the address others join)."""
+    import signal
+
+    import ray
+
+    _token_auth()
+    for attempt in range(1, START_ATTEMPTS + 1):
+        before = _descendants()
+        try:
+            return ray.init(num_cpus=num_cpus, num_gpus=num_gpus, include_dashboard=False, **options)
+        except Exception as e:  # noqa: BLE001  (Ray raises a bare Exception when its node misses a deadline)
+            if "timed out during startup" not in str(e) or attempt == START_ATTEMPTS:
+                raise
+            ray.shutdown()
+            for pid in _descendants() - before:  # this start's GCS, raylet, agents, monitors
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+            time.sleep(2.0 * attempt)
+
+
 def connect(address: str | None = None, num_cpus: int | None = None, num_gpus: int | None = None) -> dict:
     """Start or join Ray (once per process) and return the cluster's resources.
 
     ``address``: ``auto`` or ``HOST:PORT`` of a running cluster; None: ``$RAY_ADDRESS`` if set,
-    else a local Ray with this machine's CPUs and GPUs (or ``num_cpus``/``num_gpus``), no dashboard.
+    else a local Ray with this machine's CPUs and GPUs (or ``num_cpus``/``num_gpus``), no dashboard
+    (:func:`start_local`).
     """
     import ray
 
@@ -185,9 +262,11 @@ def connect(address: str | None = None, num_cpus: int | None = None, num_gpus: i
     if not ray.is_initialized():
         quiet = dict(logging_level=logging.WARNING, log_to_driver=False)
         if address or os.environ.get("RAY_ADDRESS"):
+            if address in (None, "auto") and _has_token():
+                _token_auth()  # Ray would turn token authentication on here, and warn that it did
             ray.init(address=address, **quiet)
         else:
-            ray.init(num_cpus=num_cpus, num_gpus=num_gpus, include_dashboard=False, **quiet)
+            start_local(num_cpus, num_gpus, **quiet)
             _STARTED_LOCAL = True
     return ray.cluster_resources()
 
