@@ -35,10 +35,11 @@ def test_token_authentication_is_said_not_dropped():
 
 def test_a_start_that_timed_out_is_tried_again(monkeypatch):
     ray = pytest.importorskip("ray")
-    calls, shutdowns = [], []
+    calls, shutdowns, started = [], [], []
 
     def init(**kw):
         calls.append(kw)
+        started.append(subprocess.Popen(["sleep", "60"]))  # a process of this start (a GCS, a raylet)
         if len(calls) < runner.START_ATTEMPTS:
             raise Exception(TIMED_OUT)  # what ray.init raises when its node misses a deadline
         return "context"
@@ -50,6 +51,10 @@ def test_a_start_that_timed_out_is_tried_again(monkeypatch):
     assert runner.start_local(num_cpus=2, log_to_driver=False) == "context"
     assert len(calls) == runner.START_ATTEMPTS == 3 and len(shutdowns) == 2
     assert calls[0] == {"num_cpus": 2, "num_gpus": None, "include_dashboard": False, "log_to_driver": False}
+    assert [p.wait(10) for p in started[:2]] == [-9, -9]  # the starts that timed out: their processes ended
+    assert started[2].poll() is None  # the one that came up: left alone
+    started[2].kill()
+    started[2].wait()
 
     def failing(error):
         def init(**kw):

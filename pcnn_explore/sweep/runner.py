@@ -226,7 +226,7 @@ def _descendants() -> set[int]:
 
 def start_local(num_cpus: int | None = None, num_gpus: int | None = None, **options):
     """``ray.init`` of a new local Ray (no dashboard, token authentication), tried up to
-    :data:`START_ATTEMPTS` times: the processes of a start that timed out are ended before the next.
+    :data:`START_ATTEMPTS` times: the processes of a start that timed out are ended (before the next).
     Returns Ray's context (``.address_info["address"]``: the address others join)."""
     import signal
 
@@ -238,7 +238,7 @@ def start_local(num_cpus: int | None = None, num_gpus: int | None = None, **opti
         try:
             return ray.init(num_cpus=num_cpus, num_gpus=num_gpus, include_dashboard=False, **options)
         except Exception as e:  # noqa: BLE001  (Ray raises a bare Exception when its node misses a deadline)
-            if "timed out during startup" not in str(e) or attempt == START_ATTEMPTS:
+            if "timed out during startup" not in str(e):
                 raise
             ray.shutdown()
             for pid in _descendants() - before:  # this start's GCS, raylet, agents, monitors
@@ -246,6 +246,8 @@ def start_local(num_cpus: int | None = None, num_gpus: int | None = None, **opti
                     os.kill(pid, signal.SIGKILL)
                 except OSError:
                     pass
+            if attempt == START_ATTEMPTS:
+                raise
             time.sleep(2.0 * attempt)
 
 
