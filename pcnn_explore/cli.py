@@ -1,4 +1,6 @@
-"""Command line: ``pcnn-explore train | record | reproduce | sweep``.
+"""pcnn-explore: count-based exploration with neural density models (Ostrovski et al., ICML 2017).
+
+The sub-commands are ``train``, ``record``, ``reproduce`` and ``sweep``.
 
 Each sub-command lives in its own module, which provides two functions:
 
@@ -15,7 +17,7 @@ import sys
 
 #: sub-command -> (module, one-line help)
 COMMANDS = {
-    "train": ("pcnn_explore.run.cli", "train a DQN agent, with or without the pseudo-count bonus"),
+    "train": ("pcnn_explore.run.cli", "train a DQN or Reactor agent, with or without the pseudo-count bonus"),
     "record": ("pcnn_explore.record", "record one episode while a density model trains online"),
     "reproduce": ("pcnn_explore.reproduce", "execute the experiment notebooks headlessly"),
     "sweep": ("pcnn_explore.sweep.cli", "run a grid of training runs on Ray (local or a cluster), or --report it"),

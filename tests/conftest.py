@@ -52,13 +52,17 @@ def notebook_runner(tmp_path):
 @pytest.fixture(scope="module")
 def ray_cluster():
     """A local Ray for one test module: 2 CPUs, no dashboard, its files under /tmp (Ray's default),
-    shut down at the end. Notebook kernels started meanwhile join it through ``$RAY_ADDRESS``."""
+    shut down at the end. Notebook kernels started meanwhile join it through ``$RAY_ADDRESS``.
+    Started as the sweeps start theirs (``sweep.runner.start_local``: tried again where a loaded
+    machine made the node miss Ray's start-up deadlines; token authentication said explicitly)."""
     import logging
 
     ray = pytest.importorskip("ray")
+    from pcnn_explore.sweep.runner import start_local
+
     if ray.is_initialized():
         ray.shutdown()
-    context = ray.init(num_cpus=2, include_dashboard=False, logging_level=logging.WARNING, log_to_driver=False)
+    context = start_local(num_cpus=2, logging_level=logging.WARNING, log_to_driver=False)
     before = os.environ.get("RAY_ADDRESS")
     os.environ["RAY_ADDRESS"] = context.address_info["address"]
     try:

@@ -5,6 +5,7 @@ against the runs' own logs, recomputed here by hand."""
 from __future__ import annotations
 
 import csv
+import json
 import math
 from pathlib import Path
 
@@ -85,11 +86,23 @@ def _check_metrics(m: dict, keys: tuple[str, ...], runs: Path, figure: str, seed
     assert isinstance(p["verdict"], str) and p["verdict"]
 
 
+def _outputs(executed: Path) -> str:
+    """Every text output of an executed notebook (streams, results, errors), joined."""
+    texts = []
+    for cell in json.loads(executed.read_text())["cells"]:
+        for out in cell.get("outputs", []):
+            for value in (out.get("text"), (out.get("data") or {}).get("text/plain"), out.get("traceback")):
+                texts.append("".join(value) if isinstance(value, list) else value or "")
+    return "\n".join(texts)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["08_mmc_ablation.ipynb", "09_pg_scale.ipynb"])
 def test_agent_notebook_smoke(ray_cluster, notebook_runner, tmp_path, name):
     m = notebook_runner(name)
     _check_metrics(m, KEYS[name], tmp_path / Path(name).stem / "runs", FIGURE[name])
+    noise = _outputs(tmp_path / name)  # the kernel joined the module's Ray: no token warning
+    assert "Token authentication" not in noise and noise.count("A.L.E: Arcade Learning Environment") <= 1
 
 
 @pytest.mark.slow

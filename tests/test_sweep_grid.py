@@ -119,6 +119,7 @@ BASE = ["--envs", ENV, "--variants", "dqn", "--profile", "smoke"]
     (["--variants", "dqn"], "name a grid file"),
     (["nogrid.toml"], "no grid file 'nogrid.toml'"),
     (["--report", "/nonexistent/sweep"], "no sweep at /nonexistent/sweep"),
+    ([*BASE, "--baseline", "dqn"], "--baseline goes with --report DIR"),
 ])
 def test_bad_sweeps_are_one_line_errors_before_ray(capsys, tmp_path, no_ray, args, message):
     code, out, err = _sweep(capsys, *args, *([] if "--report" in args else ["--out", str(tmp_path / "s")]))
@@ -217,3 +218,79 @@ def test_the_deep_sea_grid_runs_bsuites_protocol(capsys, tmp_path, no_ray):
         cfg = t.config()
         assert cfg.steps == n * 10_000 and cfg.mapping_seed == 42 and cfg.profile == "study"
     assert "steps" not in trials[0].name  # one line per variant: the steps follow the size
+
+
+def test_axis_values_that_round_alike_get_folders_of_their_own(capsys, tmp_path, no_ray):
+    code, out, err = _sweep(capsys, *BASE, "--set", "pg_scale=0.1,0.1000001,10", "--dry-run", "--out", str(tmp_path / "s"))
+    assert code == 0, err
+    assert out.splitlines() == [f"{ENV}/dqn,pg_scale=0.1/seed0", f"{ENV}/dqn,pg_scale=0.1000001/seed0",
+                                f"{ENV}/dqn,pg_scale=10/seed0", f"3 trials in {tmp_path / 's'}"]
+    assert not (tmp_path / "s").exists()
+    # exact where :g rounds, short where :g is exact (the shipped grids' names stay as they are)
+    assert sg.line_name("dqn", {"pg_scale": 1 / 3}) == "dqn,pg_scale=0.3333333333333333"
+    assert sg.line_name("dqn", {"pg_scale": 1e-5, "lr": 0.00025}) == "dqn,lr=0.00025,pg_scale=1e-05"
+
+
+def test_trials_that_would_share_a_folder_are_refused(capsys, tmp_path, no_ray):
+    # "cuda:1" and "cuda_1" are both valid device strings; made folder-safe both read cuda_1
+    code, out, err = _sweep(capsys, *BASE, "--set", "device=cuda:1,cuda_1", "--dry-run", "--out", str(tmp_path / "s"))
+    assert code == 2 and err.count("\n") == 1 and out == ""
+    assert f"two trials would share the folder {ENV}/dqn,device=cuda_1/seed0" in err
+    assert "device='cuda:1'; device='cuda_1'" in err
+    assert not (tmp_path / "s").exists()
+
+
+def test_dry_run_makes_the_checks_a_run_makes(capsys, tmp_path, no_ray, monkeypatch):
+    out = tmp_path / "s"
+    folder = out / ENV / "dqn" / "seed0"
+    old = sg.Grid(envs=(ENV,), variants=("dqn",), profile="smoke", out=str(out), set={"lr": (0.01,)}).trials()[0]
+    runner._prepare(old, old.config().to_dict())
+    before = sorted(p.name for p in folder.iterdir())
+    code, stdout, err = _sweep(capsys, *BASE, "--dry-run", "--out", str(out))  # the folder holds lr 0.01
+    assert code == 2 and stdout == "" and err.count("\n") == 1 and "lr: stored 0.01, requested 0.001" in err
+    assert sorted(p.name for p in folder.iterdir()) == before and not (out / runner.SWEEP_FILE).exists()
+    import torch
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    code, stdout, err = _sweep(capsys, *BASE, "--gpus-per-trial", "0.5", "--dry-run", "--out", str(tmp_path / "g"))
+    assert code == 2 and "asks for a GPU, but this machine has none" in err and not (tmp_path / "g").exists()
+
+
+def test_a_larger_steps_extends_a_finished_sweep(capsys, tmp_path, no_ray):
+    """The same sweep again with more steps resumes each trial from its checkpoint (as train --resume
+    --steps does); its log then covers every step once, as one run of the larger budget would."""
+    from pcnn_explore.run.state import read_log
+    from pcnn_explore.train import TrainConfig, train
+
+    def grid(steps):
+        return sg.Grid(envs=(ENV,), variants=("dqn",), profile="smoke", out=str(tmp_path / "s"),
+                       set={"steps": (steps,), "tensorboard": (False,), "checkpoint_every": (0,)})
+
+    (trial,) = grid(150).trials()
+    ((_, settings, finished),) = runner.check_trials([trial])
+    assert not finished
+    runner._prepare(trial, settings)
+    assert runner.train_trial(settings)["steps"] == 150
+    assert runner.check_trials([trial])[0][2] is True  # finished: skipped
+    (longer,) = grid(300).trials()
+    assert longer.out_dir == trial.out_dir  # steps is not an axis: the same folder
+    ((_, settings, finished),) = runner.check_trials([longer])
+    assert not finished and settings["steps"] == 300
+    runner._prepare(longer, settings)
+    assert (Path(trial.out_dir) / "checkpoint.pt").is_file()  # kept to resume from
+    result = runner.train_trial(settings)
+    assert result["resumed"] is True and result["steps"] == 300
+    assert json.loads((Path(trial.out_dir) / runner.TRIAL_FILE).read_text())["settings"]["steps"] == 300
+    log = read_log(trial.out_dir)
+    assert int(log["step"][-1]) == 300 and int(log["length"].sum()) == 300
+    fresh = tmp_path / "fresh"
+    train(TrainConfig(**{**settings, "out_dir": str(fresh)}), progress=False)
+    assert read_log(fresh)["return"].tolist() == log["return"].tolist()
+    # fewer steps than stored stays a mismatch; as an axis, a new steps value is a new trial
+    code, _, err = _sweep(capsys, *BASE, "--set", "steps=150", "--set", "tensorboard=false",
+                          "--set", "checkpoint_every=0", "--dry-run", "--out", str(tmp_path / "s"))
+    assert code == 2 and "steps: stored 300, requested 150" in err
+    names = [t.name for t in sg.Grid(envs=(ENV,), variants=("dqn",), profile="smoke", out=str(tmp_path / "s"),
+                                     set={"steps": (300, 600)}).trials()]
+    assert names == [f"{ENV}/dqn,steps=300/seed0", f"{ENV}/dqn,steps=600/seed0"]

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from pcnn_explore.cli import main
+from pcnn_explore.evaluation import SYMMETRIC_NOTE
 from pcnn_explore.run.state import LOG_COLUMNS
 from pcnn_explore.sweep import report
 
@@ -94,3 +95,79 @@ def test_symmetric_improvements_are_marked(tmp_path):
     ax = fig.axes[0]
     assert [t.get_text() for t in ax.get_yticklabels()] == ["ALE/Pong-v5", "Venture*"]
     assert "1 better" in ax.get_title() and "symmetric" in fig.get_supxlabel()
+
+
+def _sweep_of(root: Path, runs: dict) -> Path:
+    trials = []
+    for (line, seed), (episodes, steps) in runs.items():
+        folder = f"ALE_Venture-v5/{line}/seed{seed}"
+        _log(root / folder, episodes, steps)
+        trials.append({"name": folder, "env": GAME, "variant": line.split(",")[0], "seed": seed, "line": line,
+                       "status": "done", "folder": folder, "out_dir": str(root / folder)})
+    (root / "sweep.json").write_text(json.dumps({"trials": trials}))
+    return root
+
+
+@pytest.fixture
+def steps_axis(tmp_path):
+    """Venture, window 10 steps, an axis steps=30,60 (one seed each):
+    dqn,steps=30 [0, 0, 0]; pixelcnn_mmc,steps=30 [100, 100, 100];
+    dqn,steps=60 [10] * 6; pixelcnn_mmc,steps=60 [10, 10, 10, 40, 40, 40]."""
+    def episodes(returns):
+        return [(10 * i + 5, float(r)) for i, r in enumerate(returns)]
+
+    return _sweep_of(tmp_path, {
+        ("dqn,steps=30", 0): (episodes([0, 0, 0]), 30), ("pixelcnn_mmc,steps=30", 0): (episodes([100] * 3), 30),
+        ("dqn,steps=60", 0): (episodes([10] * 6), 60), ("pixelcnn_mmc,steps=60", 0): (episodes([10] * 3 + [40] * 3), 60)})
+
+
+def test_a_baseline_variant_is_matched_at_each_lines_settings(steps_axis, capsys):
+    e = report.evaluate_sweep(steps_axis, window=10)["envs"][GAME]["lines"]
+    assert {k: d["baseline"] for k, d in e.items()} == {
+        "dqn,steps=30": "dqn,steps=30", "pixelcnn_mmc,steps=30": "dqn,steps=30",
+        "dqn,steps=60": "dqn,steps=60", "pixelcnn_mmc,steps=60": "dqn,steps=60"}
+    # steps=60: both over their 6 windows, AUC 10 and 25 -> +150%; steps=30: AUC 0 and 100 -> symmetric 200%
+    assert e["pixelcnn_mmc,steps=60"]["horizon"] == 6 and e["pixelcnn_mmc,steps=60"]["auc"] == 25.0
+    assert e["pixelcnn_mmc,steps=60"]["improvement"] == pytest.approx(150.0)
+    assert e["pixelcnn_mmc,steps=30"]["improvement"] == pytest.approx(200.0) and e["pixelcnn_mmc,steps=30"]["symmetric"]
+    assert main(["sweep", "--report", str(steps_axis), "--window", "10"]) == 0
+    rows = {r["line"]: r for r in csv.DictReader(open(steps_axis / "report" / "max_scores.csv"))}
+    assert [rows[k]["auc_improvement"] for k in sorted(rows)] == ["", "", "+200%*", "+150%"]
+    md = (steps_axis / "report" / "max_scores.md").read_text()
+    assert md.count(SYMMETRIC_NOTE) == 1 and "the dqn line at the same settings" in md
+    # a whole line as the baseline: every line against it, over the horizon they all have (3 windows)
+    e = report.evaluate_sweep(steps_axis, window=10, baseline="dqn,steps=60")["envs"][GAME]["lines"]
+    assert {k: d["improvement"] for k, d in e.items()} == pytest.approx(
+        {"dqn,steps=30": -100.0, "pixelcnn_mmc,steps=30": 900.0, "dqn,steps=60": 0.0, "pixelcnn_mmc,steps=60": 0.0})
+
+
+def test_the_symmetric_footnote_only_where_a_row_uses_it(sweep):
+    assert main(["sweep", "--report", str(sweep), "--window", "10"]) == 0
+    md = (sweep / "report" / "max_scores.md").read_text()
+    assert "*" not in md.replace("**", "") and SYMMETRIC_NOTE not in md
+
+
+def test_a_baseline_the_sweep_lacks_is_refused_and_the_report_left_alone(steps_axis, capsys):
+    assert main(["sweep", "--report", str(steps_axis), "--window", "10"]) == 0
+    before = {p.name: p.read_bytes() for p in (steps_axis / "report").iterdir()}
+    capsys.readouterr()
+    assert main(["sweep", "--report", str(steps_axis), "--window", "10", "--baseline", "reactor"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--baseline 'reactor' is no line of the sweep" in err
+    assert "dqn,steps=30, dqn,steps=60, pixelcnn_mmc,steps=30, pixelcnn_mmc,steps=60" in err
+    assert {p.name: p.read_bytes() for p in (steps_axis / "report").iterdir()} == before
+    assert sorted(p.name for p in steps_axis.iterdir()) == ["ALE_Venture-v5", "report", "sweep.json"]
+
+
+def test_a_report_keeps_no_file_of_an_earlier_report(sweep):
+    assert main(["sweep", "--report", str(sweep), "--window", "10"]) == 0
+    assert (sweep / "report" / "auc_improvements.png").is_file()
+    (sweep / "report" / "curves_ALE_Pong-v5.png").write_bytes(b"an env the sweep no longer has")
+    # the sweep now holds one line: no improvement to draw
+    data = json.loads((sweep / "sweep.json").read_text())
+    data["trials"] = [t for t in data["trials"] if t["line"] == "pixelcnn_mmc"]
+    (sweep / "sweep.json").write_text(json.dumps(data))
+    assert main(["sweep", "--report", str(sweep), "--window", "10"]) == 0
+    assert sorted(p.name for p in (sweep / "report").iterdir()) == [
+        "curves_ALE_Venture-v5.png", "max_scores.csv", "max_scores.md", "report.json"]
+    assert sorted(p.name for p in sweep.iterdir()) == ["ALE_Venture-v5", "report", "sweep.json"]

@@ -10,8 +10,10 @@ taken in x_T, if any)::
 with gamma_t the discount of step t (0 where the episode terminated at step t). The last target is
 therefore ``r_{T-1} + gamma V(x_T)`` whatever c_T is. Unrolled, with Q^ret_T = Q(x_T, a_T)::
 
-    Q^ret_t = Q(x_t, a_t) + sum_{k >= t} gamma_t ... gamma_k (c_{t+1} ... c_k) delta_k,
+    Q^ret_t = Q(x_t, a_t) + sum_{k=t}^{T-1} (gamma_t ... gamma_{k-1}) (c_{t+1} ... c_k) delta_k,
     delta_k = r_k + gamma_k V(x_{k+1}) - Q(x_k, a_k)
+
+(empty products are 1: the k = t term is delta_t itself).
 
 ``c = 0`` gives the one-step expected-SARSA target ``r_t + gamma_t V(x_{t+1})`` at every step;
 ``c = 1`` with Q(x, a) = V(x) along the sequence gives the n-step return bootstrapped with V(x_T).

@@ -69,13 +69,13 @@ class TrainConfig(ExperimentSettings):
     steps: int = 50_000  # agent steps to run in total (Atari: 4 frames each)
     seed: int = 0  # seed of the env episodes, networks, density model and exploration
     out_dir: str = "runs/train"  # output folder: log.csv, settings.json, tb/, checkpoint.pt, policy.pt
-    profile: str = "study"  # preset the unset settings come from
-    checkpoint_every: int | None = None  # agent steps between checkpoints, taken at the next episode end (0: at the end only; auto: a tenth of the run, within [10K, 1M])
+    profile: str = "study"  # preset the unset settings come from (default study)
+    checkpoint_every: int | None = None  # agent steps between checkpoints, each taken at the first vector step past a multiple of it, mid-episode too (0: at the end only; auto: a tenth of the run, within [10K, 1M])
     device: str = "cpu"  # cpu | cuda | cuda:N | mps
     num_envs: int = 1  # envs stepped together (N > 1: one worker process each); steps must be a multiple of N
     # agent
-    network: str = "auto"  # Q-network: nature (Atari conv net), small (MLP), auto (by observation)
-    hidden: int | None = None  # hidden units of the small network (auto: its default)
+    network: str = "auto"  # torso of the Q-network (DQN) or of the actor-critic (Reactor): nature (the Nature DQN CNN for 84x84 Atari frames), small (a small CNN for small images), auto (nature for 84x84 observations, else small)
+    hidden: int | None = None  # units of the dense layer after the conv layers (auto: 512 nature, 128 small)
     optimizer: str = "adam"  # DQN optimiser: rmsprop (Nature DQN) or adam
     lr: float = 2.5e-4  # DQN learning rate
     gamma: float = 0.99  # discount factor

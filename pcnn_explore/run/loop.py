@@ -1,13 +1,20 @@
-"""The training loop: DQN, optionally with the pseudo-count bonus and the mixed Monte Carlo update.
+"""The training loop of both agents, DQN (with the mixed Monte Carlo target where mmc_beta > 0) and
+Reactor (:mod:`pcnn_explore.run.learners`), optionally with the pseudo-count bonus.
 
-One agent step (Atari: 4 emulator frames): pick a_t epsilon-greedily from the observation x_t;
-with a bonus, train the density model once on the density frame of the scored state
-(``scored_frame="state"``: x_t, the state in which the action is taken, as in Bellemare et al.
-2016 and the paper; ``"next_state"``: x_{t+1}) and get r+_t from
-:class:`pcnn_explore.bonus.PseudoCountBonus`; step the env; store (x_t, a_t, clip(r_t + r+_t, -1, 1),
-x_{t+1}) in replay (``intrinsic_only``: clip(r+_t, -1, 1)); every ``train_every`` agent steps after
-``learning_starts`` take one gradient step on a batch; every ``target_update_every`` agent steps
-copy the online network to the target network. Files written: see :mod:`pcnn_explore.run.state`.
+One vector step advances each of the ``num_envs`` envs by one agent step (Atari: 4 emulator
+frames): the learner picks the actions from the observations x_t (DQN: epsilon-greedy on its
+Q-network; Reactor: sampled from its recurrent policy, their probabilities mu kept); with a
+bonus, on a share ``bonus_fraction`` of the agent steps (drawn at random, seeded; all of them by
+default for DQN, a quarter for Reactor) the density model trains once on the density frame of the
+scored state (``scored_frame="state"``: x_t, the state in which the action is taken, as in
+Bellemare et al. 2016 and the paper; ``"next_state"``: x_{t+1}) and gives r+_t
+(:class:`pcnn_explore.bonus.PseudoCountBonus`; 0 on the other steps); the envs step; each env's
+transition (x_t, a_t, clip(r_t + r+_t, -1, 1), x_{t+1}) goes to the learner's replay
+(``intrinsic_only``: clip(r+_t, -1, 1); Reactor's also keeps mu). Every ``train_every`` agent steps
+after ``learning_starts`` the learner takes one gradient step on a batch (DQN: transitions with
+the Q-learning or MMC target; Reactor: sequences with Retrace targets); every
+``target_update_every`` agent steps it copies its online network to its target network.
+Checkpoints fall between vector steps. Files written: see :mod:`pcnn_explore.run.state`.
 """
 from __future__ import annotations
 
@@ -56,10 +63,11 @@ def epsilon_at(cfg: TrainConfig, step: int) -> float:
 
 
 def describe(cfg: TrainConfig) -> str:
-    """The resolved settings, one ``name=value`` per field, wrapped for a terminal."""
+    """The resolved settings, one ``name=value`` per field (``auto`` where the flag says so), wrapped
+    for a terminal."""
     import textwrap
 
-    text = " ".join(f"{k}={v}" for k, v in cfg.to_dict().items())
+    text = " ".join(f"{k}={'auto' if v is None else v}" for k, v in cfg.to_dict().items())
     return "settings: " + textwrap.fill(text, width=110, subsequent_indent="  ", break_on_hyphens=False).lstrip()
 
 

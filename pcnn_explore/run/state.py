@@ -1,4 +1,5 @@
-"""What a training run keeps on disk: its log, settings, checkpoint, policy and RNG states; resuming.
+"""What a training run of either agent (DQN or Reactor) keeps on disk: its log, settings,
+checkpoint, policy and RNG states; resuming.
 
 Files in ``out_dir``:
 
@@ -12,8 +13,9 @@ Files in ``out_dir``:
 - ``settings.json``: the resolved :class:`~pcnn_explore.run.config.TrainConfig` of the latest start.
 - ``checkpoint.pt``: everything needed to continue (networks, optimisers, density model, replay,
   RNG states, counters), written atomically; loaded with ``torch.load(weights_only=True)``.
-- ``policy.pt``: the Q-network and the settings that rebuild its env, written beside every
-  checkpoint; :func:`load_policy` reads only this small file.
+- ``policy.pt``: the agent's network (DQN's Q-network or Reactor's recurrent actor-critic) and
+  the settings that rebuild its env, written beside every checkpoint; :func:`load_policy` reads
+  only this small file.
 
 Checkpoints fall between vector steps; each env's running episode is stored as its number and
 actions, and replayed on resume (see :mod:`pcnn_explore.run.envs`): episode k starts with

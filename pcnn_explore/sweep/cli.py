@@ -62,14 +62,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "Ray on this machine)")
     parser.add_argument("--max-retries", type=arg_type("int", 0), default=3, metavar="N",
                         help="times a trial whose worker died is run again, from its checkpoint (default 3)")
-    parser.add_argument("--dry-run", action="store_true", help="check the grid and list its trials; run nothing")
+    parser.add_argument("--dry-run", action="store_true", help="make every check a run makes (settings, "
+                        "trial folders, resources) and list the trials; write and run nothing")
     parser.add_argument("--no-progress", action="store_true", help="print nothing while the trials run")
     parser.add_argument("--report", metavar="DIR", help="write the evaluation of the sweep in DIR (curves, "
                         "max scores beside the paper's, AUC improvements) to DIR/report; runs nothing")
     parser.add_argument("--window", type=arg_type("int", 1), metavar="STEPS",
                         help="with --report: agent steps per curve point (default: 1M frames, 250K agent steps on Atari)")
-    parser.add_argument("--baseline", default="dqn", metavar="LINE",
-                        help="with --report: the line AUC improvements are measured against (default dqn)")
+    parser.add_argument("--baseline", metavar="LINE",
+                        help="with --report: the line AUC improvements are measured against, or a variant: "
+                             "each line against that variant at the same settings (default dqn, where the "
+                             "sweep has it)")
 
 
 def grid_from_args(args: argparse.Namespace):
@@ -106,9 +109,9 @@ def run_cli(args: argparse.Namespace) -> int:
             return _fail(str(e))
         print("report: " + ", ".join(str(p) for p in paths))
         return 0
-    if args.window is not None:
-        return _fail("--window goes with --report DIR")
-    from pcnn_explore.sweep.runner import run_trials
+    if args.window is not None or args.baseline is not None:
+        return _fail(f"{'--window' if args.window is not None else '--baseline'} goes with --report DIR")
+    from pcnn_explore.sweep.runner import check_trials, run_trials
     from pcnn_explore.sweep.view import SweepView
 
     try:
@@ -116,7 +119,9 @@ def run_cli(args: argparse.Namespace) -> int:
         if not grid.envs and not args.grid:
             return _fail("name a grid file, or the grid with --envs, --variants (and --seeds, --set)")
         trials = grid.trials()
-        if args.dry_run:
+        if args.dry_run:  # every check a run makes (settings, folders, shares), nothing written
+            check_trials(trials, address=args.address, cpus_per_trial=grid.cpus_per_trial,
+                         gpus_per_trial=grid.gpus_per_trial)
             for t in trials:
                 print(t.name)
             print(f"{len(trials)} trials in {grid.out}")

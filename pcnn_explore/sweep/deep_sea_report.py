@@ -98,8 +98,9 @@ def _csv_text(columns, rows) -> str:
 
 
 def write_deep_sea_report(sweep_dir: str | os.PathLike, episodes: int = PROTOCOL_EPISODES,
-                          required: bool = True) -> list[Path]:
-    """Write the deep-sea files into ``DIR/report/`` and return their paths; ``[]`` when the sweep has
+                          required: bool = True, out: str | os.PathLike | None = None) -> list[Path]:
+    """Write the deep-sea files into ``out`` (default ``DIR/report/``; :func:`pcnn_explore.sweep.report.write_report`
+    passes the fresh folder it swaps in) and return their paths; ``[]`` when the sweep has
     no DeepSea trial, or (``required=False``) none that has logged an episode. Everything is
     computed before the first file is written."""
     from pcnn_explore.atomic import atomic_write, write_text_atomic
@@ -119,7 +120,7 @@ def write_deep_sea_report(sweep_dir: str | os.PathLike, episodes: int = PROTOCOL
     fig = plot_deep_sea_scaling(result["rows"], {v: line_label(v) for v in variants},
                                 {v: variant_colour(v.split(",")[0]) for v in variants},
                                 f"Deep sea: episodes to solve (bsuite's rule, within {episodes:,} episodes)")
-    out = Path(sweep_dir) / "report"
+    out = Path(sweep_dir) / "report" if out is None else Path(out)
     out.mkdir(parents=True, exist_ok=True)
     paths = [write_text_atomic(out / "deep_sea_scaling.csv", _csv_text(SCALING_COLUMNS, result["rows"])),
              write_text_atomic(out / "deep_sea_score.csv", _csv_text(SCORE_COLUMNS, result["scores"]))]

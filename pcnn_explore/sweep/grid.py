@@ -134,12 +134,16 @@ def _show(value: Any) -> str:
     if isinstance(value, bool):
         return str(value).lower()
     if isinstance(value, float):
-        return f"{value:g}"
+        short = f"{value:g}"  # 0.1, 10, 1e-05: the names of the shipped grids' folders
+        return short if float(short) == value else repr(value)  # 0.1000001: exact where :g rounds
     return "auto" if value is None else str(value)
 
 
 def line_name(variant: str, named: Mapping[str, Any]) -> str:
-    """A trial's line: ``pixelcnn_mmc`` or ``pixelcnn_mmc,pg_scale=10`` (the settings in ``named``, sorted)."""
+    """A trial's line: ``pixelcnn_mmc`` or ``pixelcnn_mmc,pg_scale=10`` (the settings in ``named``, sorted).
+
+    Floats are written short (``:g``) where that names them exactly, else in full
+    (``pg_scale=0.1000001``), so two values of an axis never share a name."""
     return ",".join([variant] + [f"{k}={folder_safe(_show(v))}" for k, v in sorted(named.items())])
 
 
@@ -245,13 +249,16 @@ class Grid:
                 raise SweepError(f"set {name} repeats a value: {', '.join(map(_show, values))}")
 
     def trials(self) -> list[Trial]:
-        """Every trial, env-major then variant, settings and seed; each config checked (SweepError)."""
+        """Every trial, env-major then variant, settings and seed; each config checked (SweepError).
+
+        Two trials whose folders would be one are refused (SweepError naming both)."""
         self.check()
         root = Path(self.out).resolve()
         names = sorted(self.set)
         axes = [k for k in names if len(self.set[k]) > 1]
         gpu = {"device": "cuda"} if self.gpus_per_trial > 0 and "device" not in self.set else {}
-        out = []
+        out: list[Trial] = []
+        folders: dict[str, str] = {}
         for env in self.envs:
             steps = {} if self.episodes is None else {"steps": self.episodes * _episode_length(env)}
             for variant in self.variants:
@@ -266,6 +273,12 @@ class Grid:
                             t.config()
                         except SettingError as e:
                             raise SweepError(f"{t.name}: {e}") from None
+                        named = ", ".join(f"{k}={chosen[k]!r}" for k in axes)
+                        other = folders.setdefault(t.out_dir, named)
+                        if other != named:
+                            raise SweepError(f"two trials would share the folder {t.name} ({other}; {named}): "
+                                             "give the axis values that differ in a folder name (letters, digits, "
+                                             "'.', '-', '_', '=')")
                         out.append(t)
         return out
 

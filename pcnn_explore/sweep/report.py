@@ -15,8 +15,13 @@ Writes into ``DIR/report/``:
   ``deep_sea_scaling.csv``, ``deep_sea_score.csv``, ``deep_sea_scaling.png``. A sweep of DeepSea
   trials only writes just these unless ``window`` asks for curves too.
 
-Trials that have not finished count with the windows they have (the AUC's common horizon is
-the shortest curve on each env). Windows are agent steps (1M frames: 250K on Atari).
+The report replaces an earlier one whole (written beside it, then swapped in).
+
+The baseline (``--baseline``, default ``dqn``) is a line of the sweep, or a variant: then each line
+is compared with that variant's line at the same settings (``pixelcnn_mmc,steps=3000`` with
+``dqn,steps=3000``). Trials that have not finished count with the windows they have (the AUC's
+common horizon is the shortest curve among a baseline and the lines compared with it). Windows
+are agent steps (1M frames: 250K on Atari).
 """
 from __future__ import annotations
 
@@ -24,6 +29,8 @@ import csv
 import json
 import math
 import os
+import shutil
+import time
 from pathlib import Path
 
 from pcnn_explore import evaluation as ev
@@ -85,11 +92,27 @@ def line_label(line: str) -> str:
     return variant_label(variant) + (", " + rest.replace(",", ", ") if rest else "")
 
 
-def evaluate_sweep(sweep_dir: str | os.PathLike, window: int | None = None, baseline: str = "dqn") -> dict:
+def _baselines(lines, baseline: str) -> dict[str, str | None]:
+    """Each line's baseline among ``lines`` (one env's): ``baseline`` itself when it names a whole
+    line (``dqn`` or ``dqn,steps=3000``); a variant is matched with each line at the same settings
+    (``pixelcnn_mmc,steps=3000`` -> ``dqn,steps=3000``), else ``baseline`` where it is a line; None
+    where the env has neither."""
+    out = {}
+    for line in lines:
+        rest = line.partition(",")[2]
+        same = f"{baseline},{rest}" if rest and "," not in baseline else baseline
+        out[line] = same if same in lines else baseline if baseline in lines else None
+    return out
+
+
+def evaluate_sweep(sweep_dir: str | os.PathLike, window: int | None = None, baseline: str | None = None) -> dict:
     """The evaluation of every env and line of the sweep in ``sweep_dir`` (see the module docstring).
 
-    ``window``: agent steps per curve point (None: 1M frames of each env). Raises SweepError when
-    the sweep has no logged trial or an env's runs are shorter than one window.
+    ``window``: agent steps per curve point (None: 1M frames of each env). ``baseline``: the line
+    (or the variant, matched with each line at the same settings) AUC improvements are measured
+    against; None: ``dqn`` where the sweep has it. Each line is compared over the horizon common
+    to its baseline and the lines compared with it. Raises SweepError when the sweep has no logged
+    trial, an env's runs are shorter than one window, or ``baseline`` is no line of the sweep.
     """
     from pcnn_explore.run.state import read_log
 
@@ -106,7 +129,12 @@ def evaluate_sweep(sweep_dir: str | os.PathLike, window: int | None = None, base
         runs.setdefault(r["env"], {}).setdefault(r["line"], []).append((r["seed"], log))
     if not runs:
         raise SweepError(f"{root}: no trial has logged an episode yet; run the sweep (pcnn-explore sweep ...) first")
-    out = {"sweep_dir": str(root), "baseline": baseline, "envs": {}}
+    matched = {env: _baselines(lines, baseline or "dqn") for env, lines in runs.items()}
+    if baseline is not None and not any(b is not None for m in matched.values() for b in m.values()):
+        have = sorted({line for lines in runs.values() for line in lines})
+        raise SweepError(f"--baseline {baseline!r} is no line of the sweep in {root}: "
+                         f"give one of its lines ({', '.join(have)}) or their variants")
+    out = {"sweep_dir": str(root), "baseline": baseline or "dqn", "envs": {}}
     for env, lines in runs.items():
         w = window or ev.paper_window(env)
         curves = {line: [ev.curve_from_log(log, w) for _, log in sorted(seeds, key=lambda s: s[0])]
@@ -115,9 +143,13 @@ def evaluate_sweep(sweep_dir: str | os.PathLike, window: int | None = None, base
         if all(len(c.means) == 0 for cs in curves.values() for c in cs):
             raise SweepError(f"{env}: the trials ran at most {longest:,} agent steps, fewer than one window of "
                              f"{w:,}: pass --window STEPS (agent steps per curve point)")
-        numbers = ev.compare(curves, baseline if baseline in curves else None)
+        numbers = {}
+        for base in dict.fromkeys(matched[env].values()):  # each baseline with the lines compared with it
+            group = {line: curves[line] for line, b in matched[env].items() if b == base}
+            numbers.update(ev.compare(group, base))
         out["envs"][env] = {"window": w, "frames_per_step": ev.frames_per_step(env), "lines": {
             line: {**numbers[line], "label": line_label(line), "variant": line.split(",")[0],
+                   "baseline": matched[env][line],
                    "ends": max((c.ends.tolist() for c in curves[line]), key=len),
                    "runs": [c.means.tolist() for c in curves[line]]} for line in curves}}
     return out
@@ -135,29 +167,69 @@ def _table_rows(result: dict) -> list[dict]:
             col = paper_column(line)
             given = paper.get(env, {}).get(col[0], math.nan) if col else math.nan
             imp = (ev.format_improvement(ev.Improvement(d["improvement"], d["symmetric"]))
-                   if d["improvement"] is not None and line != result["baseline"] else "")
+                   if d["improvement"] is not None and d["baseline"] not in (None, line) else "")
             rows.append({"env": env, "game": taxonomy.get(env, {}).get("game", env), "line": line, "label": d["label"],
-                         "seeds": d["seeds"], "max_score": d["max_score"], "best_peak": d["best_peak"], "auc": d["auc"],
+                         "baseline": d["baseline"] or "", "seeds": d["seeds"], "max_score": d["max_score"], "best_peak": d["best_peak"], "auc": d["auc"],
                          "horizon_windows": d["horizon"], "auc_improvement": imp,
                          "paper": given, "paper_column": col[0] if col and not math.isnan(given) else "",
                          "paper_compares": col[1] if col and not math.isnan(given) else ""})
     return rows
 
 
-def write_report(sweep_dir: str | os.PathLike, window: int | None = None, baseline: str = "dqn") -> list[Path]:
-    """Write ``DIR/report/`` (see the module docstring) and return the paths written."""
+def write_report(sweep_dir: str | os.PathLike, window: int | None = None, baseline: str | None = None) -> list[Path]:
+    """Write ``DIR/report/`` (see the module docstring) and return the paths written.
+
+    The report is written into a new folder beside it, which then takes the place of the earlier
+    report whole: no file of an earlier report stays, and an error leaves the earlier one as it was.
+    """
+    from pcnn_explore.sweep.deep_sea_report import deep_sea_records, write_deep_sea_report
+
+    deep_sea_only = deep_sea_records(sweep_dir)[1] and window is None  # bsuite's protocol, no curves
+    result = None if deep_sea_only else evaluate_sweep(sweep_dir, window, baseline)
+    root = Path(sweep_dir)
+    final = root / "report"
+    if final.is_symlink() or (final.exists() and not final.is_dir()):
+        raise SweepError(f"{final} is not a report folder: move it away to write the report")
+    fresh = root / f".report-new-{os.getpid()}-{time.time_ns()}"
+    fresh.mkdir()
+    stale = root / f".report-old-{os.getpid()}-{time.time_ns()}"
+    try:
+        names = [] if result is None else _write_files(result, fresh)
+        names += [p.name for p in write_deep_sea_report(sweep_dir, required=deep_sea_only, out=fresh)]
+        if final.exists():
+            os.rename(final, stale)
+        os.rename(fresh, final)
+    except BaseException:
+        shutil.rmtree(fresh, ignore_errors=True)
+        if stale.exists() and not final.exists():
+            os.rename(stale, final)
+        raise
+    _fsync_dir(root)
+    shutil.rmtree(stale, ignore_errors=True)
+    return [final / n for n in names]
+
+
+def _fsync_dir(folder: Path) -> None:
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _write_files(result: dict, out: Path) -> list[str]:
+    """The report's files in the empty folder ``out``; returns their names."""
     from pcnn_explore.atomic import atomic_write, write_text_atomic
     from pcnn_explore.experiments.agent_variants import variant_colour
     from pcnn_explore.plots.evaluation import plot_auc_improvements, plot_eval_curves
     from pcnn_explore.report import _plain
-    from pcnn_explore.sweep.deep_sea_report import deep_sea_records, write_deep_sea_report
 
-    if deep_sea_records(sweep_dir)[1] and window is None:  # DeepSea only: bsuite's protocol, no curves
-        return write_deep_sea_report(sweep_dir)
-    result = evaluate_sweep(sweep_dir, window, baseline)
-    deep_sea = write_deep_sea_report(sweep_dir, required=False)
-    out = Path(sweep_dir) / "report"
-    out.mkdir(parents=True, exist_ok=True)
+    baseline = result["baseline"]
     paths = []
     taxonomy = load_taxonomy()
     for env, e in result["envs"].items():
@@ -185,12 +257,17 @@ def write_report(sweep_dir: str | os.PathLike, window: int | None = None, baseli
                   f"{_fmt(r['auc'])} | {r['auc_improvement']} | {paper} |")
     windows = ", ".join(sorted({f"{e['window']:,}" for e in result["envs"].values()}))
     md += ["", f"Maximum score: each seed's highest point of its curve (windows of {windows} agent steps), averaged "
-           "over seeds; AUC: mean of the curve over the windows every line of the env has.", ev.SYMMETRIC_NOTE]
+           "over seeds; AUC: mean of the curve over the windows that its baseline and every line compared with "
+           "that baseline have."]
+    if any(r["baseline"] not in ("", r["line"], baseline) for r in rows):
+        md.append(f"AUC vs {baseline}: each line against the {baseline} line at the same settings.")
+    if any(r["auc_improvement"].endswith("*") for r in rows):
+        md.append(ev.SYMMETRIC_NOTE)
     paths.append(write_text_atomic(out / "max_scores.md", "\n".join(md) + "\n"))
     improvements: dict[str, dict[str, ev.Improvement]] = {}
     for env, e in result["envs"].items():
         for line, d in e["lines"].items():
-            if d["improvement"] is not None and line != baseline:
+            if d["improvement"] is not None and d["baseline"] not in (None, line):
                 improvements.setdefault(d["label"], {})[env] = ev.Improvement(d["improvement"], d["symmetric"])
     if improvements:
         hard = {env for env, t in taxonomy.items() if t["exploration"] == "hard"}
@@ -200,4 +277,5 @@ def write_report(sweep_dir: str | os.PathLike, window: int | None = None, baseli
         with atomic_write(paths[-1]) as f:
             fig.savefig(f, format="png", dpi=110)
     paths.append(write_text_atomic(out / "report.json", json.dumps(_plain(result), indent=1) + "\n"))
-    return paths + deep_sea
+    return [p.name for p in paths]
+

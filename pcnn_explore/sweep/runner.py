@@ -7,7 +7,8 @@ device). The folder holds, besides the run's own files (``log.csv``, ``settings.
 
 - ``trial.json``: the trial (env, variant, seed, line, overrides) and its resolved settings,
   written before the run starts; a folder whose stored settings differ from the requested ones
-  is never reused (:class:`~pcnn_explore.sweep.grid.SweepError`, naming both);
+  is never reused (:class:`~pcnn_explore.sweep.grid.SweepError`, naming both), except for more
+  ``steps``: the trial then resumes from its checkpoint and runs on;
 - ``attempt.json``: the current attempt (its number, process id, host, start time);
 - ``result.json``: written when the run has done its steps (a finished trial is skipped).
 
@@ -19,6 +20,10 @@ the others. ``DIR/sweep.json`` (``{"trials": [...]}``, rewritten atomically as t
 lists every trial with its status (queued, running, done, failed), agent steps and speed.
 Folders must be on a file system every node sees (the sweep's folder is given to Ray as an
 absolute path).
+
+A local Ray (:func:`start_local`) runs with token authentication, as Ray chooses for a new local
+cluster, said explicitly (``RAY_AUTH_MODE=token``) so that Ray does not warn that it chose it; a
+start that timed out on a loaded machine is tried again (:data:`START_ATTEMPTS`).
 """
 from __future__ import annotations
 
@@ -35,8 +40,9 @@ from pcnn_explore.atomic import write_text_atomic
 from pcnn_explore.sweep.grid import SweepError, Trial
 from pcnn_explore.sweep.view import SweepView
 
-__all__ = ["TRIAL_FILE", "ATTEMPT_FILE", "RESULT_FILE", "SWEEP_FILE", "PLACEMENT", "connect", "train_trial",
-           "plan", "run_trials", "read_sweep"]
+__all__ = ["TRIAL_FILE", "ATTEMPT_FILE", "RESULT_FILE", "SWEEP_FILE", "PLACEMENT", "START_ATTEMPTS",
+           "start_local", "connect", "release", "train_trial",
+           "plan", "check_trials", "run_trials", "read_sweep"]
 
 TRIAL_FILE, ATTEMPT_FILE, RESULT_FILE, SWEEP_FILE = "trial.json", "attempt.json", "result.json", "sweep.json"
 #: settings that say where a trial runs, not what it computes: they may differ from the stored ones
@@ -104,11 +110,21 @@ def _differences(stored: dict, wanted: dict) -> list[str]:
             for k in keys if stored.get(k) != wanted.get(k)]
 
 
+def _extends(stored: dict, wanted: dict) -> bool:
+    """True when ``wanted`` is the stored trial with more ``steps`` and nothing else changed: the
+    trial resumes from its checkpoint and runs on (as ``pcnn-explore train --resume --steps N``)."""
+    diff = {k for k in (set(stored) | set(wanted)) - set(PLACEMENT) if stored.get(k) != wanted.get(k)}
+    old, new = stored.get("steps"), wanted.get("steps")
+    return diff == {"steps"} and all(isinstance(v, int) and not isinstance(v, bool) for v in (old, new)) and new > old
+
+
 def plan(trials: Sequence[Trial], on_mismatch: str = "error") -> list[tuple[Trial, dict, bool]]:
     """Check every trial before anything runs: ``[(trial, resolved settings, finished)]``.
 
     A folder holding another trial's settings raises :class:`SweepError` naming both
     (``on_mismatch="error"``) or has its run files replaced (``"replace"``, what the notebooks ask).
+    A folder holding the same trial with fewer ``steps`` is the trial to extend: it resumes from its
+    checkpoint (a larger ``--set steps=N`` on a finished sweep runs its trials on).
     """
     if on_mismatch not in ("error", "replace"):
         raise ValueError(f"on_mismatch must be 'error' or 'replace', got {on_mismatch!r}")
@@ -128,6 +144,8 @@ def plan(trials: Sequence[Trial], on_mismatch: str = "error") -> list[tuple[Tria
         finished = False
         if stored is not None:
             diff = _differences(stored, wanted) if stored else ["no readable settings"]
+            if _extends(stored, wanted):
+                diff = []
             if diff and on_mismatch == "error":
                 raise SweepError(f"trial folder {folder} holds other settings than {t.name} asks for "
                                  f"({'; '.join(diff[:6])}{'; ...' if len(diff) > 6 else ''}; stored in {where}): "
@@ -147,7 +165,8 @@ def _prepare(t: Trial, settings: dict) -> None:
     folder = Path(t.out_dir)
     folder.mkdir(parents=True, exist_ok=True)
     stored, _ = _stored_settings(folder)
-    if stored is not None and (not stored or _differences(stored, settings)):  # on_mismatch="replace"
+    if stored is not None and (not stored or _differences(stored, settings)) and not _extends(stored, settings):
+        # on_mismatch="replace"
         for name in (*_RUN_FILES, CHECKPOINT, ATTEMPT_FILE):
             p = folder / name
             shutil.rmtree(p) if p.is_dir() else p.unlink(missing_ok=True)
@@ -159,11 +178,85 @@ def _prepare(t: Trial, settings: dict) -> None:
 
 
 # ------------------------------------------------------------------------------------ Ray
+#: tries at starting a local Ray: on a loaded machine its node can miss Ray's fixed start-up deadlines
+#: (the raylet waits 15 s for its Python agents, the driver 30 s for the raylet)
+START_ATTEMPTS = 3
+
+
+def _token_auth() -> None:
+    """Say ``RAY_AUTH_MODE=token`` where Ray would choose token authentication itself (a new local
+    cluster; joining with a token at hand), so that it does not warn that it chose it; a mode the
+    user set stays. Ray then makes the cluster's token (``~/.ray/auth_token``) if there is none."""
+    if "RAY_AUTH_MODE" in os.environ:
+        return
+    os.environ["RAY_AUTH_MODE"] = "token"  # workers, and notebook kernels joining this Ray, inherit it
+    try:
+        from ray._raylet import Config
+
+        Config.initialize("")  # this process's Ray config reads the mode again (as Ray does when it chooses it)
+    except (ImportError, AttributeError):  # another Ray: it reads the environment when it starts
+        pass
+
+
+def _has_token() -> bool:
+    try:
+        from ray._raylet import AuthenticationTokenLoader
+
+        return bool(AuthenticationTokenLoader.instance().has_token(ignore_auth_mode=True))
+    except (ImportError, AttributeError, TypeError):
+        return False
+
+
+def _descendants() -> set[int]:
+    """The process ids under this process (Linux ``/proc``; empty elsewhere)."""
+    parent: dict[int, int] = {}
+    for entry in os.listdir("/proc") if os.path.isdir("/proc") else ():
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    parent[int(entry)] = int(f.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+    found, frontier = set(), {os.getpid()}
+    while frontier:
+        frontier = {pid for pid, ppid in parent.items() if ppid in frontier} - found
+        found |= frontier
+    return found
+
+
+def start_local(num_cpus: int | None = None, num_gpus: int | None = None, **options):
+    """``ray.init`` of a new local Ray (no dashboard, token authentication), tried up to
+    :data:`START_ATTEMPTS` times: the processes of a start that timed out are ended (before the next).
+    Returns Ray's context (``.address_info["address"]``: the address others join)."""
+    import signal
+
+    import ray
+
+    _token_auth()
+    for attempt in range(1, START_ATTEMPTS + 1):
+        before = _descendants()
+        try:
+            return ray.init(num_cpus=num_cpus, num_gpus=num_gpus, include_dashboard=False, **options)
+        except Exception as e:  # noqa: BLE001  (Ray raises a bare Exception when its node misses a deadline)
+            if "timed out during startup" not in str(e):
+                raise
+            ray.shutdown()
+            for pid in _descendants() - before:  # this start's GCS, raylet, agents, monitors
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+            if attempt == START_ATTEMPTS:
+                raise
+            time.sleep(2.0 * attempt)
+
+
 def connect(address: str | None = None, num_cpus: int | None = None, num_gpus: int | None = None) -> dict:
     """Start or join Ray (once per process) and return the cluster's resources.
 
     ``address``: ``auto`` or ``HOST:PORT`` of a running cluster; None: ``$RAY_ADDRESS`` if set,
-    else a local Ray with this machine's CPUs and GPUs (or ``num_cpus``/``num_gpus``), no dashboard.
+    else a local Ray with this machine's CPUs and GPUs (or ``num_cpus``/``num_gpus``), no dashboard
+    (:func:`start_local`).
     """
     import ray
 
@@ -171,9 +264,11 @@ def connect(address: str | None = None, num_cpus: int | None = None, num_gpus: i
     if not ray.is_initialized():
         quiet = dict(logging_level=logging.WARNING, log_to_driver=False)
         if address or os.environ.get("RAY_ADDRESS"):
+            if address in (None, "auto") and _has_token():
+                _token_auth()  # Ray would turn token authentication on here, and warn that it did
             ray.init(address=address, **quiet)
         else:
-            ray.init(num_cpus=num_cpus, num_gpus=num_gpus, include_dashboard=False, **quiet)
+            start_local(num_cpus, num_gpus, **quiet)
             _STARTED_LOCAL = True
     return ray.cluster_resources()
 
@@ -237,15 +332,13 @@ def _write_sweep(sweep_dir: Path | None, records: list[dict], extra: dict) -> No
     write_text_atomic(sweep_dir / SWEEP_FILE, json.dumps({**extra, "trials": kept + records}, indent=1) + "\n")
 
 
-def run_trials(trials: Sequence[Trial], *, address: str | None = None, cpus_per_trial: float = 1.0,
-               gpus_per_trial: float = 0.0, max_retries: int = 3, max_concurrent: int | None = None,
-               on_mismatch: str = "error", sweep_dir: str | os.PathLike | None = None,
-               view: SweepView | None = None, refresh_s: float = 1.0, info: dict | None = None) -> list[dict]:
-    """Run ``trials`` on Ray and return their records (as in ``sweep.json``), in the given order.
+def check_trials(trials: Sequence[Trial], *, address: str | None = None, cpus_per_trial: float = 1.0,
+                 gpus_per_trial: float = 0.0, max_concurrent: int | None = None,
+                 on_mismatch: str = "error") -> list[tuple[Trial, dict, bool]]:
+    """Every check :func:`run_trials` makes before it writes anything or starts Ray (the shares asked
+    for, a GPU where one is asked for, each trial's settings and folder: :func:`plan`); writes nothing.
 
-    Every check (settings, folders, resources asked for) happens before Ray starts; finished
-    trials are skipped without starting Ray. ``max_concurrent`` caps the trials running at once
-    (None: as many as the cluster's resources allow). A failed trial does not stop the others.
+    Returns :func:`plan`'s ``[(trial, resolved settings, finished)]``; raises :class:`SweepError`.
     """
     for name, v, low in (("cpus_per_trial", cpus_per_trial, 0.0), ("gpus_per_trial", gpus_per_trial, -1e-12)):
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not v > low:
@@ -259,7 +352,21 @@ def run_trials(trials: Sequence[Trial], *, address: str | None = None, cpus_per_
         if not torch.cuda.is_available():
             raise SweepError(f"--gpus-per-trial {gpus_per_trial:g} asks for a GPU, but this machine has none: "
                              "leave it out (CPU trials) or pass --address of a cluster with GPUs")
-    planned = plan(trials, on_mismatch)
+    return plan(trials, on_mismatch)
+
+
+def run_trials(trials: Sequence[Trial], *, address: str | None = None, cpus_per_trial: float = 1.0,
+               gpus_per_trial: float = 0.0, max_retries: int = 3, max_concurrent: int | None = None,
+               on_mismatch: str = "error", sweep_dir: str | os.PathLike | None = None,
+               view: SweepView | None = None, refresh_s: float = 1.0, info: dict | None = None) -> list[dict]:
+    """Run ``trials`` on Ray and return their records (as in ``sweep.json``), in the given order.
+
+    Every check (settings, folders, resources asked for) happens before Ray starts; finished
+    trials are skipped without starting Ray. ``max_concurrent`` caps the trials running at once
+    (None: as many as the cluster's resources allow). A failed trial does not stop the others.
+    """
+    planned = check_trials(trials, address=address, cpus_per_trial=cpus_per_trial, gpus_per_trial=gpus_per_trial,
+                           max_concurrent=max_concurrent, on_mismatch=on_mismatch)
     root = Path(sweep_dir).resolve() if sweep_dir is not None else None
     records = [_record(t, s, "done" if fin else "queued", root) for t, s, fin in planned]
     extra = dict(info or {})

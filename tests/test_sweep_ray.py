@@ -1,0 +1,98 @@
+"""How the sweeps start Ray: token authentication said explicitly (no warning, nothing weakened), a
+start that timed out on a loaded machine tried again, and a sweep's stderr free of Ray's token
+warning and of repeated ALE banners."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from pcnn_explore.sweep import runner
+
+TIMED_OUT = ("The current node timed out during startup. This could happen because some of the raylet failed "
+             "to startup or the GCS has become overloaded.")
+
+
+def _python(code: str, **env) -> subprocess.CompletedProcess:
+    environ = {k: v for k, v in os.environ.items() if k not in ("RAY_AUTH_MODE", "RAY_ADDRESS")}
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600,
+                          env={**environ, **env})
+
+
+def test_token_authentication_is_said_not_dropped():
+    pytest.importorskip("ray")
+    code = ("import os, ray\nfrom ray._raylet import get_authentication_mode, AuthenticationMode\n"
+            "from pcnn_explore.sweep import runner\nrunner._token_auth()\n"
+            "print(os.environ['RAY_AUTH_MODE'], get_authentication_mode() == AuthenticationMode.TOKEN)")
+    r = _python(code)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["token", "True"]  # this process and its children: token mode
+    r = _python(code, RAY_AUTH_MODE="disabled")  # a mode the user chose stays
+    assert r.stdout.split() == ["disabled", "False"]
+
+
+def test_a_start_that_timed_out_is_tried_again(monkeypatch):
+    ray = pytest.importorskip("ray")
+    calls, shutdowns, started = [], [], []
+
+    def init(**kw):
+        calls.append(kw)
+        started.append(subprocess.Popen(["sleep", "60"]))  # a process of this start (a GCS, a raylet)
+        if len(calls) < runner.START_ATTEMPTS:
+            raise Exception(TIMED_OUT)  # what ray.init raises when its node misses a deadline
+        return "context"
+
+    monkeypatch.setattr(ray, "init", init)
+    monkeypatch.setattr(ray, "shutdown", lambda: shutdowns.append(1))
+    monkeypatch.setattr(runner.time, "sleep", lambda s: None)
+    monkeypatch.setenv("RAY_AUTH_MODE", "token")
+    assert runner.start_local(num_cpus=2, log_to_driver=False) == "context"
+    assert len(calls) == runner.START_ATTEMPTS == 3 and len(shutdowns) == 2
+    assert calls[0] == {"num_cpus": 2, "num_gpus": None, "include_dashboard": False, "log_to_driver": False}
+    assert [p.wait(10) for p in started[:2]] == [-9, -9]  # the starts that timed out: their processes ended
+    assert started[2].poll() is None  # the one that came up: left alone
+    started[2].kill()
+    started[2].wait()
+
+    def failing(error):
+        def init(**kw):
+            calls.append(kw)
+            raise error
+        return init
+
+    calls.clear()
+    monkeypatch.setattr(ray, "init", failing(Exception(TIMED_OUT)))
+    with pytest.raises(Exception, match="timed out during startup"):  # the last try's error is Ray's own
+        runner.start_local()
+    assert len(calls) == 3
+    calls.clear()
+    monkeypatch.setattr(ray, "init", failing(ValueError("bad argument")))
+    with pytest.raises(ValueError):  # any other error: not tried again
+        runner.start_local()
+    assert len(calls) == 1
+
+
+def test_the_ale_banner_is_printed_at_most_once_per_process():
+    code = ("from pcnn_explore.envs import make_env\n"
+            "for game in ('ALE/Pong-v5', 'ALE/Venture-v5', 'ALE/Pong-v5'):\n"
+            "    env = make_env(game); env.reset(seed=0); env.close()\n")
+    r = _python(code)
+    assert r.returncode == 0, r.stderr
+    assert (r.stdout + r.stderr).count("A.L.E: Arcade Learning Environment") <= 1
+
+
+@pytest.mark.slow
+def test_a_sweeps_stderr_has_no_token_warning(tmp_path):
+    """A one-trial sweep on a local Ray of its own (HOME in tmp_path: Ray makes a fresh token there)."""
+    pytest.importorskip("ray")
+    r = subprocess.run([sys.executable, "-m", "pcnn_explore.cli", "sweep", "--envs", "MiniGrid-Serpentine-7x7-v0",
+                        "--variants", "dqn", "--profile", "smoke", "--set", "steps=100", "--set", "tensorboard=false",
+                        "--no-progress", "--out", str(tmp_path / "s")], capture_output=True, text=True, timeout=600,
+                       cwd=tmp_path, env={**{k: v for k, v in os.environ.items()
+                                             if k not in ("RAY_AUTH_MODE", "RAY_ADDRESS")}, "HOME": str(tmp_path)})
+    assert r.returncode == 0, r.stderr
+    assert "1 of 1 trials done" in r.stdout
+    assert "Token authentication" not in r.stderr and "A.L.E" not in r.stderr, r.stderr
+    assert (tmp_path / ".ray" / "auth_token").is_file()  # the cluster ran with a token
