@@ -13,7 +13,6 @@ import socket
 import stat
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -307,29 +306,6 @@ def test_the_umask_is_read_without_being_changed(tmp_path, monkeypatch, mask):
         assert atomic._umask() == mask
     finally:
         monkeypatch.undo()
-        os.umask(old)
-
-
-def test_files_made_by_other_threads_during_atomic_writes_keep_their_mode(tmp_path):
-    old, stop = os.umask(0o077), threading.Event()
-    try:
-        def writer():
-            while not stop.is_set():
-                write_text_atomic(tmp_path / "w.txt", "x")
-
-        t = threading.Thread(target=writer)
-        t.start()
-        try:
-            modes = set()
-            for i in range(2000):
-                fd = os.open(tmp_path / f"f{i}", os.O_CREAT | os.O_WRONLY, 0o666)
-                modes.add(stat.S_IMODE(os.fstat(fd).st_mode))
-                os.close(fd)
-        finally:
-            stop.set()
-            t.join()
-        assert modes == {0o600}
-    finally:
         os.umask(old)
 
 
