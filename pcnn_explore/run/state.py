@@ -190,6 +190,7 @@ def open_run(cfg: TrainConfig, resume: bool) -> Resume:
     if not ckpt.is_file():
         what = "does not exist" if not out.exists() else "holds no checkpoint"
         raise RunError(f"cannot resume: {out} {what}; start a fresh run with another --out (or without --resume)")
+    probe(out)  # (before reading a checkpoint of gigabytes)
     stamp = _stamp(ckpt)
     reason = "corrupt, truncated or of another version"
     try:
@@ -204,7 +205,6 @@ def open_run(cfg: TrainConfig, resume: bool) -> Resume:
     step = int(saved["step"])
     if step < cfg.steps:
         _check_writable(out)
-        probe(out)
     return Resume(saved=saved, step=step, finished=step >= cfg.steps, stamp=stamp)
 
 
