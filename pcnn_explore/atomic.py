@@ -9,6 +9,7 @@ Checkpoints, the training log, recorded episodes, cached streams, metrics and re
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import tempfile
 from pathlib import Path
@@ -50,13 +51,16 @@ def _umask() -> int:
 
 def fsync_dir(folder: str | os.PathLike) -> None:
     """Flush ``folder``'s entries (a rename or a new file in it) to disk; a no-op where folders
-    cannot be opened (Windows)."""
+    cannot be opened (Windows) or synced (file systems that answer EINVAL or ENOTSUP)."""
     try:
         fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
     except (PermissionError, IsADirectoryError):
         return
     try:
         os.fsync(fd)
+    except OSError as e:
+        if e.errno not in (errno.EINVAL, errno.ENOTSUP, errno.EBADF):
+            raise
     finally:
         os.close(fd)
 

@@ -267,6 +267,21 @@ def test_atomic_write_syncs_the_folder_after_the_rename(tmp_path, monkeypatch):
     assert events[1] == ("replace", "a.txt") and events[2][1] == tmp_path.stat().st_ino
 
 
+def test_a_folder_that_cannot_be_synced_still_takes_atomic_writes(tmp_path, monkeypatch):
+    import errno
+
+    real = os.fsync
+
+    def fsync(fd):
+        if stat.S_ISDIR(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "Invalid argument")  # (some network and FUSE file systems)
+        real(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    write_text_atomic(tmp_path / "a.txt", "x")
+    assert (tmp_path / "a.txt").read_text() == "x"
+
+
 def test_the_log_is_on_disk_before_each_checkpoint_commits(tmp_path, monkeypatch):
     events, real_fsync, real_replace = [], os.fsync, os.replace
 
