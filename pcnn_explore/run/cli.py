@@ -64,6 +64,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             kw.update(required=True, metavar="DIR")
         if f.name == "env":
             kw.update(metavar="ID")
+        if f.name == "profile":  # default None, not "study": with --resume an unset --profile is the checkpoint's
+            kw.update(help=f"{kw['help']} (default: study; with --resume: the checkpoint's)")
         parser.add_argument(*names, **kw)
     parser.add_argument("--resume", action="store_true", help="continue the run in --out from its checkpoint")
     parser.add_argument("--no-progress", action="store_true", help="hide the settings and the progress bar")
