@@ -2,24 +2,67 @@
 
 The content goes to a temporary file in the target's folder, is flushed to disk, gets the mode a
 plainly created file would have (``0666 & ~umask``, not ``mkstemp``'s 0600) and is renamed over the
-target with ``os.replace``. On any error the temporary file is removed and the target is untouched.
+target with ``os.replace``; then the folder itself is synced (:func:`fsync_dir`), so that the rename
+survives a power cut too. On any error the temporary file is removed and the target is untouched.
 Checkpoints, the training log, recorded episodes, cached streams, metrics and reports all use it.
 """
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import tempfile
 from pathlib import Path
 from typing import IO, Iterator
 
-__all__ = ["atomic_write", "write_text_atomic"]
+__all__ = ["atomic_write", "write_text_atomic", "fsync_dir"]
 
 
 def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
+    """The process's file mode creation mask, read without changing it.
+
+    ``os.umask`` can only read the mask by setting another one, and for that moment every file any
+    other thread creates gets the wrong mode; so the mask is read from ``/proc/self/status``
+    (``Umask:``, Linux 4.7 and later) on every call (it may change while the process runs; the read
+    costs microseconds). Where that line is missing (macOS, old kernels), a probe file created with
+    mode 0777 in the temporary folder shows the mask as the bits the kernel cleared, again without
+    touching the process-wide setting.
+    """
+    try:
+        with open("/proc/self/status", "rb") as f:
+            for line in f:
+                if line.startswith(b"Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    folder = tempfile.gettempdir()
+    while True:
+        probe = os.path.join(folder, f".umask-probe-{os.getpid()}-{os.urandom(6).hex()}")
+        try:
+            fd = os.open(probe, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o777)
+        except FileExistsError:
+            continue
+        try:
+            return 0o777 & ~os.fstat(fd).st_mode
+        finally:
+            os.close(fd)
+            os.unlink(probe)
+
+
+def fsync_dir(folder: str | os.PathLike) -> None:
+    """Flush ``folder``'s entries (a rename or a new file in it) to disk; a no-op where folders
+    cannot be opened (Windows) or synced (file systems that answer EINVAL or ENOTSUP)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except (PermissionError, IsADirectoryError):
+        return
+    try:
+        os.fsync(fd)
+    except OSError as e:
+        if e.errno not in (errno.EINVAL, errno.ENOTSUP, errno.EBADF):
+            raise
+    finally:
+        os.close(fd)
 
 
 @contextlib.contextmanager
@@ -43,6 +86,7 @@ def atomic_write(path: str | os.PathLike, mode: str = "wb", encoding: str | None
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+    fsync_dir(path.parent)
 
 
 def write_text_atomic(path: str | os.PathLike, text: str) -> Path:

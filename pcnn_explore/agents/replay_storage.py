@@ -157,7 +157,7 @@ def pack(array: np.ndarray, delta: bool = False) -> dict:
 
 def unpack(packed: dict, out: np.ndarray | None = None) -> np.ndarray:
     """The array :func:`pack` compressed, bit for bit (into ``out`` when given: a C-contiguous
-    array of the same shape and dtype)."""
+    array of the same shape and dtype). Damaged data raises ValueError ("corrupt replay checkpoint")."""
     if packed.get("codec") != CODEC:
         raise ValueError(f"unknown replay compression {packed.get('codec')!r}, expected {CODEC!r}")
     shape, dtype = tuple(int(s) for s in packed["shape"]), np.dtype(str(packed["dtype"]))
@@ -172,7 +172,10 @@ def unpack(packed: dict, out: np.ndarray | None = None) -> np.ndarray:
     rows, delta = int(packed["rows"]), bool(packed["delta"])
 
     def one(i: int) -> None:
-        raw = zlib.decompress(memoryview(data[(ends[i - 1] if i else 0) : ends[i]]))
+        try:
+            raw = zlib.decompress(memoryview(data[(ends[i - 1] if i else 0) : ends[i]]))
+        except zlib.error as e:
+            raise ValueError(f"corrupt replay checkpoint: chunk {i} does not decompress ({e})") from None
         block = flat[i * rows : (i + 1) * rows]
         if len(raw) != block.nbytes:
             raise ValueError("corrupt replay checkpoint: a chunk decompresses to the wrong size")

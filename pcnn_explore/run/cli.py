@@ -4,7 +4,9 @@ Each field ``name`` becomes ``--name-with-dashes`` (plus the short aliases ``--m
 typed and bounded by the same tables that validate the dataclass, with the comment after the field
 as its help. Unset flags take the profile's preset; a field whose None means "automatic" takes the
 word ``auto``; booleans take ``--flag`` / ``--no-flag``. Every error is one line on stderr and exit
-status 2, naming the flag, before anything is written.
+status 2, naming the flag, before anything is written. ``--resume --out DIR`` continues the run in
+DIR with the settings stored in its checkpoint (``--env`` and the rest not needed; a flag given must
+agree with them, except those a resume may change, such as ``--steps``).
 """
 from __future__ import annotations
 
@@ -16,14 +18,13 @@ import sys
 import textwrap
 from dataclasses import fields
 from functools import lru_cache
-from pathlib import Path
 
 from pcnn_explore.checks import AUTO, FLAG_ALIASES, SettingError, arg_type, flag
 from pcnn_explore.run.config import INT_LOWS, NUMBER_RANGES, TrainConfig, choices
 
 __all__ = ["add_arguments", "run_cli", "field_help", "config_from_args"]
 
-_REQUIRED = ("env", "out_dir")
+_REQUIRED = ("out_dir",)  # --env too, unless --resume (the checkpoint holds it)
 _PROG = "pcnn-explore train"
 
 
@@ -60,18 +61,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         elif f.name in NUMBER_RANGES:
             kw.update(type=arg_type("float", *NUMBER_RANGES[f.name], auto=auto), metavar="X|auto" if auto else "X")
         if f.name in _REQUIRED:
-            kw.update(required=True, metavar="DIR" if f.name == "out_dir" else "ID")
-        if f.name == "profile":
-            kw.update(default="study")
+            kw.update(required=True, metavar="DIR")
+        if f.name == "env":
+            kw.update(metavar="ID")
+        if f.name == "profile":  # default None, not "study": with --resume an unset --profile is the checkpoint's
+            kw.update(help=f"{kw['help']} (default: study; with --resume: the checkpoint's)")
         parser.add_argument(*names, **kw)
     parser.add_argument("--resume", action="store_true", help="continue the run in --out from its checkpoint")
     parser.add_argument("--no-progress", action="store_true", help="hide the settings and the progress bar")
 
 
-def config_from_args(args: argparse.Namespace) -> TrainConfig:
-    """The TrainConfig the parsed flags ask for: the profile's preset, then every flag given."""
+def config_from_args(args: argparse.Namespace, stored: dict | None = None) -> TrainConfig:
+    """The TrainConfig the parsed flags ask for: the profile's preset (``study`` unless given), then
+    every flag given; with ``stored`` (a checkpoint's settings), those settings, then every flag given."""
     values = {f.name: getattr(args, f.name) for f in fields(TrainConfig)}
-    profile = values.pop("profile")
+    if stored is not None:
+        given = {k: (None if v == AUTO else v) for k, v in values.items() if v is not None}
+        return TrainConfig(**{**{k: stored[k] for k in values if k in stored}, **given})
+    profile = values.pop("profile") or "study"
     autos = {name: None for name, v in values.items() if v == AUTO}
     cfg = TrainConfig.preset(profile, **{k: v for k, v in values.items() if k not in autos})
     return dataclasses.replace(cfg, **autos) if autos else cfg  # "auto" wins over the preset's value
@@ -85,16 +92,19 @@ def _fail(message: str) -> int:
 def run_cli(args: argparse.Namespace) -> int:
     import torch
 
+    from pcnn_explore.run.lock import RunLock
     from pcnn_explore.run.loop import run_loop
-    from pcnn_explore.run.state import open_run
+    from pcnn_explore.run.state import open_run, resume_settings
 
     try:
-        cfg = config_from_args(args)
+        stored = resume_settings(args.out_dir) if args.resume else None
+        if args.env is None and stored is None and not args.resume:
+            raise SettingError("the following arguments are required: {env} (or --resume to continue the run "
+                               "in {out_dir} with its own settings)")
+        cfg = config_from_args(args, stored)
         start = open_run(cfg, resume=args.resume)
         if cfg.device.startswith("cuda") and not torch.cuda.is_available():
             raise SettingError(f"{{device}} {cfg.device} requested but CUDA is not available: use --device cpu")
-        if not start.finished:
-            Path(cfg.out_dir).mkdir(parents=True, exist_ok=True)
     except SettingError as e:
         return _fail(e.for_cli())
     except (ValueError, TypeError, OSError) as e:
@@ -102,7 +112,13 @@ def run_cli(args: argparse.Namespace) -> int:
     if start.finished:
         print(f"{cfg.out_dir}: already ran {start.step} agent steps (--steps {cfg.steps}): nothing to do")
         return 0
-    result = run_loop(cfg, start, progress=not args.no_progress)
+    if start.saved is not None:
+        print(f"resuming {cfg.out_dir} at step {start.step} of {cfg.steps}", flush=True)
+    try:
+        with RunLock(cfg.out_dir) as lock:
+            result = run_loop(cfg, start, not args.no_progress, lock)
+    except SettingError as e:  # the folder taken by another run, or a checkpoint that cannot be restored
+        return _fail(e.for_cli())
     mean = ("no finished episode yet" if result.episodes == 0
             else f"mean return (last 10% of episodes) {result.mean_return_last:.3f}")
     print(f"{result.steps} agent steps, {result.episodes} episodes, {mean}, {result.steps_per_second:.0f} steps/s; "

@@ -32,8 +32,9 @@ from pcnn_explore.run.metrics import EpisodeStats, WindowStats, crossed, explora
 from pcnn_explore.run.envs import Slot, make_pool
 from pcnn_explore.run.learners import make_learner
 from pcnn_explore.run.scorer import BonusScorer
-from pcnn_explore.run.state import (CHECKPOINT, CheckpointWriter, CsvLog, Resume, episode_seed, open_run, read_log,
-                                    restore_rng_states, rng_states, truncate_log, write_settings)
+from pcnn_explore.run.lock import RunLock
+from pcnn_explore.run.state import (CHECKPOINT, CheckpointWriter, CsvLog, Resume, RunError, episode_seed, open_run,
+                                    read_log, restore_rng_states, rng_states, truncate_log, write_settings)
 
 __all__ = ["TrainResult", "train", "run_loop", "epsilon_at", "describe", "build"]
 
@@ -96,8 +97,10 @@ def train(cfg: TrainConfig, resume: bool = False, progress: bool = True) -> Trai
     """Run (or, with ``resume``, continue) the training run described by ``cfg``.
 
     Raises ValueError before any work (and touching nothing) when ``out_dir`` already holds a run
-    and ``resume`` is False, when there is nothing readable to resume, or when resuming with other
-    settings. A resumed run that already did ``cfg.steps`` returns its result and changes nothing.
+    and ``resume`` is False, when there is nothing readable to resume (a checkpoint whose checksum
+    does not match included), when resuming with other settings, or when another process runs in
+    ``out_dir`` (:mod:`pcnn_explore.run.lock`: the folder is locked for the whole run). A resumed
+    run that already did ``cfg.steps`` returns its result and changes nothing.
     ``progress`` prints the settings and shows a progress bar.
     """
     if not isinstance(cfg, TrainConfig):
@@ -106,31 +109,45 @@ def train(cfg: TrainConfig, resume: bool = False, progress: bool = True) -> Trai
     start = open_run(cfg, resume)
     if cfg.device.startswith("cuda") and not torch.cuda.is_available():
         raise ValueError(f"device {cfg.device!r} requested but CUDA is not available: use device='cpu'")
-    return run_loop(cfg, start, progress)
+    with RunLock(cfg.out_dir) as lock:
+        return run_loop(cfg, start, progress, lock)
 
 
-def run_loop(cfg: TrainConfig, start: Resume, progress: bool = True) -> TrainResult:
+def run_loop(cfg: TrainConfig, start: Resume, progress: bool = True, lock: RunLock | None = None) -> TrainResult:
     """The loop itself, from the start point :func:`open_run` found. Envs are treated in the order
-    0 ... N-1 within each vector step (the density model trains on their frames in that order)."""
+    0 ... N-1 within each vector step (the density model trains on their frames in that order).
+    The folder is locked (``lock``, else one of its own) from the first write to the end; a
+    checkpoint is written only while this run still owns the folder."""
     out = Path(cfg.out_dir)
     if start.finished:
         return _result(cfg, start.step, 0.0, float("nan"))
+    lock = lock if lock is not None else RunLock(out)
     if cfg.num_threads:
         torch.set_num_threads(cfg.num_threads)
     envs, learner, bonus = build(cfg)  # before the folder: a setting the env refuses leaves nothing written
-    out.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(np.random.SeedSequence([cfg.seed, 0xA6E7]))
     scored_rng = np.random.default_rng(np.random.SeedSequence([cfg.seed, 0xB0B5]))  # which steps get a bonus
     step, episodes, saved, running = 0, 0, start.saved, [None] * cfg.num_envs
     tracker = ExplorationTracker()
     if saved is not None:
-        tracker.load_state_dict(saved["exploration"])
-        learner.load_state_dict(saved)
-        if bonus is not None:
-            bonus.load_state_dict(saved["bonus"])
-        restore_rng_states(rng, saved["rng"], scored=scored_rng)
-        step, episodes, running = int(saved["step"]), int(saved["episodes"]), saved["running"]
+        try:
+            tracker.load_state_dict(saved["exploration"])
+            learner.load_state_dict(saved)
+            if bonus is not None:
+                bonus.load_state_dict(saved["bonus"])
+            restore_rng_states(rng, saved["rng"], scored=scored_rng)
+            step, episodes, running = int(saved["step"]), int(saved["episodes"]), saved["running"]
+        except (ValueError, KeyError, TypeError, RuntimeError) as e:  # (its checksum matched: a damaged write)
+            envs.close()
+            first = (str(e).strip().splitlines() or [type(e).__name__])[0]
+            raise RunError(f"cannot resume: {out / CHECKPOINT} is not a readable pcnn-explore checkpoint ({first}); "
+                           "start a fresh run with another --out") from None
     density_updates = bonus.n if bonus is not None else 0  # counted here: a worker thread may be ahead
+    try:
+        lock.acquire(lambda: start.check_unchanged(out))  # creates the folder; nothing is written before
+    except BaseException:
+        envs.close()
+        raise
     truncate_log(out / "log.csv", step)  # rows after the checkpoint are dropped; a fresh run starts empty
     write_settings(cfg)
     slots = []
@@ -145,9 +162,11 @@ def run_loop(cfg: TrainConfig, start: Resume, progress: bool = True) -> TrainRes
         slots.append(Slot(int(r["episode"]), obs, info.get("density_frame"), stats, [int(a) for a in r["actions"]]))
     shapes = {"obs_shape": list(envs.observation_space.shape), "n_actions": int(envs.action_space.n)}
 
-    writer = CheckpointWriter(out)
+    writer = CheckpointWriter(out, owner=lock.check_owner)
 
     def checkpoint() -> None:
+        lock.check_owner()
+        log.sync()  # the log on disk covers the checkpoint's steps before the checkpoint commits
         config = cfg.to_dict()
         writer.submit({"config": config, "step": step, "episodes": episodes, **shapes,
                        "running": [s.state() if s is not None else None for s in slots],
@@ -229,9 +248,12 @@ def run_loop(cfg: TrainConfig, start: Resume, progress: bool = True) -> TrainRes
                 checkpoint()
                 last_checkpoint = step
     finally:
-        for closable in (scorer, log, tb, bar, envs, writer):
-            if closable is not None:
-                closable.close()
+        try:
+            for closable in (scorer, log, tb, bar, envs, writer):
+                if closable is not None:
+                    closable.close()
+        finally:
+            lock.release()
     learning_sps = float("nan")
     if learn_clock is not None and step > learn_clock[0]:
         learning_sps = (step - learn_clock[0]) / max(time.perf_counter() - learn_clock[1], 1e-9)

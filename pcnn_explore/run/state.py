@@ -12,10 +12,15 @@ Files in ``out_dir``:
   ``density_updates``: density-model updates so far (n of the bonus; 0 without a bonus).
 - ``settings.json``: the resolved :class:`~pcnn_explore.run.config.TrainConfig` of the latest start.
 - ``checkpoint.pt``: everything needed to continue (networks, optimisers, density model, replay,
-  RNG states, counters), written atomically; loaded with ``torch.load(weights_only=True)``.
-- ``policy.pt``: the agent's network (DQN's Q-network or Reactor's recurrent actor-critic) and
-  the settings that rebuild its env, written beside every checkpoint; :func:`load_policy` reads
-  only this small file.
+  RNG states, counters), written atomically with a SHA-256 of its content that is checked before a
+  resume (:mod:`pcnn_explore.checkpoint`; its header also holds the step and the settings);
+  loaded with ``torch.load(weights_only=True)``.
+- ``policy.pt``: the agent's network (DQN's Q-network or Reactor's recurrent actor-critic) and the
+  settings that rebuild its env, written just before every checkpoint (so it holds the
+  checkpoint's step, or, after a crash between the two writes, the step of the next checkpoint,
+  which a resumed run reaches with the same weights); :func:`load_policy` reads only this small file.
+- ``run.lock``: the lock that keeps a second writer out, and the attempt that owns the folder
+  (:mod:`pcnn_explore.run.lock`).
 
 Checkpoints fall between vector steps; each env's running episode is stored as its number and
 actions, and replayed on resume (see :mod:`pcnn_explore.run.envs`): episode k starts with
@@ -36,13 +41,13 @@ import numpy as np
 import torch
 
 from pcnn_explore.atomic import write_text_atomic
-from pcnn_explore.checkpoint import load, save_atomic
+from pcnn_explore.checkpoint import CorruptFile, load, read_meta, save_atomic
 from pcnn_explore.checks import SettingError
 from pcnn_explore.run.config import RESUMABLE_CHANGES, TrainConfig
 
 __all__ = ["LOG_COLUMNS", "CHECKPOINT", "POLICY", "LOG", "SETTINGS", "FORMAT", "RunError", "Resume", "episode_seed",
            "read_log", "truncate_log", "CsvLog", "open_run", "rng_states", "restore_rng_states", "save_checkpoint",
-           "Policy", "load_policy", "write_settings", "snapshot", "CheckpointWriter"]
+           "Policy", "load_policy", "write_settings", "snapshot", "CheckpointWriter", "resume_settings"]
 
 LOG_COLUMNS = ("step", "episode", "return", "length", "complete", "intrinsic_return", "intrinsic_mean",
                "prediction_gain_mean", "epsilon", "td_loss", "wall_seconds", "distinct_cells", "first_success_step",
@@ -103,6 +108,12 @@ class CsvLog:
         self.w.writerow({k: (f"{v:.6g}" if isinstance(v, float) else v) for k, v in row.items()})
         self.f.flush()
 
+    def sync(self) -> None:
+        """Put the rows written so far on disk (before a checkpoint commits: the log on disk then
+        covers at least the checkpoint's steps)."""
+        self.f.flush()
+        os.fsync(self.f.fileno())
+
     def close(self) -> None:
         self.f.close()
 
@@ -116,39 +127,95 @@ class Resume:
     saved: dict | None
     step: int = 0
     finished: bool = False
+    stamp: tuple | None = None  # (inode, bytes, mtime ns) of the checkpoint read: unchanged when the run locks its folder
+
+    def check_unchanged(self, out_dir: str | os.PathLike) -> None:
+        """Raise :class:`RunError` when ``out_dir`` changed since :func:`open_run` looked (another run
+        wrote there meanwhile); called under the folder's lock, before the first write."""
+        out = Path(out_dir)
+        if self.saved is None:
+            if (out / CHECKPOINT).exists() or (out / LOG).exists():
+                raise RunError(f"{out} already holds a training run (written after this run checked it): "
+                               "choose another --out")
+        elif _stamp(out / CHECKPOINT) != self.stamp:
+            raise RunError(f"cannot resume {out}: its checkpoint changed while this run read it (another run "
+                           "wrote it): start again")
+
+
+def _stamp(path: Path) -> tuple | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return st.st_ino, st.st_size, st.st_mtime_ns
+
+
+def _check_writable(out: Path) -> None:
+    """Raise :class:`RunError` (naming ``--out``) when ``out`` cannot be created or written."""
+    target = out
+    while not target.exists() and target != target.parent:
+        target = target.parent
+    reason = None
+    if not target.is_dir():
+        reason = f"{target} is a file, not a folder"
+    elif hasattr(os, "statvfs") and os.statvfs(target).f_flag & os.ST_RDONLY:
+        reason = "read-only file system"
+    elif not os.access(target, os.W_OK | os.X_OK):
+        reason = "permission denied"
+    if reason is not None:
+        raise RunError(f"{{out_dir}} {out}: cannot write there ({reason}): choose another {{out_dir}}")
 
 
 def open_run(cfg: TrainConfig, resume: bool) -> Resume:
     """Check ``cfg.out_dir`` for a fresh start or a resumption; touch nothing. Raises :class:`RunError`.
 
-    Fresh (``resume=False``): the folder must hold no run. Resume: the folder must hold a readable
-    checkpoint made with the same settings (up to :data:`RESUMABLE_CHANGES`).
+    Fresh (``resume=False``): the folder must hold no run. Resume: the folder must hold a
+    checkpoint whose checksum matches, made with the same settings (up to :data:`RESUMABLE_CHANGES`).
+    Either way the folder must be writable and held by no other run (:mod:`pcnn_explore.run.lock`).
     """
+    from pcnn_explore.run.lock import probe
+
     out = Path(cfg.out_dir)
     ckpt = out / CHECKPOINT
     if out.exists() and not out.is_dir():
         raise RunError(f"{out} is a file, not a folder: choose another --out")
+    if (out / LOG).exists() and not ckpt.exists():
+        raise RunError(f"{out} holds a log but no checkpoint (the run stopped before its first checkpoint, so "
+                       "it cannot resume): remove the folder or choose another --out")
     if not resume:
-        if ckpt.exists() or (out / LOG).exists():
+        if ckpt.exists():
             raise RunError(f"{out} already holds a training run: add --resume (resume=True) to continue it, "
                            "or choose another --out")
+        _check_writable(out)
+        probe(out)
         return Resume(saved=None)
     if not ckpt.is_file():
-        what = "does not exist" if not out.exists() else (
-            "holds a log but no checkpoint (the run stopped before its first checkpoint; set --checkpoint-every)"
-            if (out / LOG).exists() else "holds no checkpoint")
+        what = "does not exist" if not out.exists() else "holds no checkpoint"
         raise RunError(f"cannot resume: {out} {what}; start a fresh run with another --out (or without --resume)")
+    probe(out)  # (before reading a checkpoint of gigabytes)
+    stamp = _stamp(ckpt)
+    reason = "corrupt, truncated or of another version"
     try:
-        saved = load(ckpt)
+        saved = load(ckpt, checksum=True)
         ok = isinstance(saved, dict) and saved.get("format") == FORMAT and isinstance(saved.get("config"), dict)
-    except ValueError:
-        ok = False
+    except CorruptFile as e:
+        ok, reason = False, e.reason
     if not ok:
-        raise RunError(f"cannot resume: {ckpt} is not a readable pcnn-explore checkpoint (corrupt, truncated or of "
-                       f"another version); start a fresh run with another --out")
+        raise RunError(f"cannot resume: {ckpt} is not a readable pcnn-explore checkpoint ({reason}); "
+                       "start a fresh run with another --out")
     _check_resumable(saved["config"], cfg)
     step = int(saved["step"])
-    return Resume(saved=saved, step=step, finished=step >= cfg.steps)
+    if step < cfg.steps:
+        _check_writable(out)
+    return Resume(saved=saved, step=step, finished=step >= cfg.steps, stamp=stamp)
+
+
+def resume_settings(out_dir: str | os.PathLike) -> dict | None:
+    """The settings stored with the checkpoint in ``out_dir`` (read from its header, cheaply; None
+    if there is no readable one: :func:`open_run` then says why)."""
+    meta = read_meta(Path(out_dir) / CHECKPOINT)
+    config = meta.get("config") if meta else None
+    return dict(config) if isinstance(config, dict) else None
 
 
 def _check_resumable(saved: dict, cfg: TrainConfig) -> None:
@@ -212,10 +279,15 @@ def restore_rng_states(rng: np.random.Generator, st: dict, **generators: np.rand
 
 
 # ------------------------------------------------------------------------------------- checkpoint
-def save_checkpoint(out_dir: Path, payload: dict, policy: dict) -> None:
-    """Write ``checkpoint.pt`` and then the small ``policy.pt`` beside it, each atomically."""
-    save_atomic({"format": FORMAT, **payload}, out_dir / CHECKPOINT)
-    save_atomic({"format": FORMAT, **policy}, out_dir / POLICY)
+def save_checkpoint(out_dir: Path, payload: dict, policy: dict, owner=None) -> None:
+    """Write the small ``policy.pt`` and then ``checkpoint.pt`` beside it, each atomically, both with
+    the step in their header. ``owner()`` (:meth:`pcnn_explore.run.lock.RunLock.check_owner`) runs
+    before each write and raises when the folder belongs to another attempt now."""
+    for name, obj, meta in ((POLICY, policy, {"step": int(payload["step"])}),
+                            (CHECKPOINT, payload, {"step": int(payload["step"]), "config": payload["config"]})):
+        if owner is not None:
+            owner()
+        save_atomic({"format": FORMAT, **obj}, out_dir / name, meta=meta)
 
 
 def snapshot(obj: Any) -> Any:
@@ -237,27 +309,19 @@ class CheckpointWriter:
     The loop pays only for the snapshot (a memory copy); serialising, compressing and writing run
     alongside training. One write at a time: a new checkpoint first waits for the previous one.
     A run killed mid-write keeps the previous checkpoint (each file is replaced atomically).
-    ``background=False`` writes in the caller's thread.
+    ``owner``: see :func:`save_checkpoint`.
     """
 
-    def __init__(self, out_dir: Path, background: bool = True):
+    def __init__(self, out_dir: Path, owner=None):
         from concurrent.futures import ThreadPoolExecutor
 
-        self.out_dir = out_dir
-        self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="checkpoint") if background else None
+        self.out_dir, self.owner = out_dir, owner
+        self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="checkpoint")
         self.pending = None
-        self.seconds_blocked = 0.0  # time the loop spent on checkpoints (snapshot + waiting)
 
     def submit(self, payload: dict, policy: dict) -> None:
-        import time
-
-        t = time.perf_counter()
         self.wait()
-        if self.pool is None:
-            save_checkpoint(self.out_dir, payload, policy)
-        else:
-            self.pending = self.pool.submit(save_checkpoint, self.out_dir, snapshot(payload), snapshot(policy))
-        self.seconds_blocked += time.perf_counter() - t
+        self.pending = self.pool.submit(save_checkpoint, self.out_dir, snapshot(payload), snapshot(policy), self.owner)
 
     def wait(self) -> None:
         """Block until the checkpoint in flight is on disk (re-raising its error, if any)."""
@@ -269,8 +333,7 @@ class CheckpointWriter:
         try:
             self.wait()
         finally:
-            if self.pool is not None:
-                self.pool.shutdown(wait=True)
+            self.pool.shutdown(wait=True)
 
 
 # ------------------------------------------------------------------------------------------- policy
@@ -278,20 +341,24 @@ class Policy:
     """Greedy (or epsilon-greedy) policy of a trained agent: ``policy(obs) -> action``.
 
     ``obs`` is an observation of the env built by :meth:`make_env` ((C, H, W) uint8).
+    ``recurrent``: the agent is Reactor (``config["agent"] == "reactor"``): actions are sampled from
+    its LSTM policy (``epsilon`` unused) and :meth:`reset` clears its state. ``step``: the agent step
+    whose weights these are (None: not recorded).
     """
 
-    def __init__(self, agent, config: dict, epsilon: float, seed: int):
-        self.agent, self.config, self.epsilon = agent, config, float(epsilon)
+    def __init__(self, agent, config: dict, epsilon: float, seed: int, step: int | None = None):
+        self.agent, self.config, self.epsilon, self.step = agent, config, float(epsilon), step
+        self.recurrent = config.get("agent", "dqn") == "reactor"
         self.rng = np.random.default_rng(seed)
 
     def __call__(self, obs: np.ndarray) -> int:
-        if hasattr(self.agent, "reset_state"):  # Reactor samples from its policy (epsilon unused)
+        if self.recurrent:
             return int(self.agent.act(obs, self.rng)[0])
         return self.agent.act(obs, self.epsilon, self.rng) if self.epsilon > 0 else self.agent.greedy_action(obs)
 
     def reset(self) -> None:
         """Call at each episode start (a recurrent policy forgets the last episode)."""
-        if hasattr(self.agent, "reset_state"):
+        if self.recurrent:
             self.agent.reset_state(0)
 
     @property
@@ -319,7 +386,9 @@ def load_policy(path: str | os.PathLike, epsilon: float = 0.0, device: str = "cp
 
     Reads only ``policy.pt`` (the Q-network and its settings, kilobytes to megabytes), never the
     checkpoint with its replay buffer. ``policy(obs) -> action`` (epsilon-greedy);
-    ``policy.make_env(seed)`` builds the env the agent was trained on.
+    ``policy.make_env(seed)`` builds the env the agent was trained on; ``policy.step`` is the agent
+    step it holds. When the run's ``checkpoint.pt`` beside it is at another step (the run stopped
+    between writing the two), a warning says so: its resumption rewrites both.
     """
     given = Path(path)
     file = given / POLICY if given.is_dir() else (given.with_name(POLICY) if given.name == CHECKPOINT else given)
@@ -344,4 +413,12 @@ def load_policy(path: str | os.PathLike, epsilon: float = 0.0, device: str = "cp
         agent = DQNAgent(obs_shape, n_actions, network=c["network"], hidden=c["hidden"], device=device)
         agent.q.load_state_dict(saved["q"])
         agent.q.eval()
-    return c["env"], Policy(agent, c, epsilon, seed)
+    step = int(saved["step"]) if "step" in saved else None
+    beside = read_meta(file.with_name(CHECKPOINT)) if file.name == POLICY else None
+    if step is not None and beside is not None and beside.get("step") not in (None, step):
+        import warnings
+
+        warnings.warn(f"{file} holds the policy at agent step {step}, {file.with_name(CHECKPOINT)} the run at step "
+                      f"{beside['step']} (the run stopped between the two writes; resuming it rewrites both)",
+                      stacklevel=2)
+    return c["env"], Policy(agent, c, epsilon, seed, step=step)

@@ -62,31 +62,36 @@ def train_trial(settings: dict) -> dict:
     """Train (or resume) one trial from its resolved settings; runs inside a Ray worker.
 
     Resumes from ``checkpoint.pt`` when the folder has one, else starts afresh (removing what an
-    attempt that died before its first checkpoint left). Writes ``attempt.json`` first and
+    attempt that died before its first checkpoint left). Holds the folder's lock
+    (:mod:`pcnn_explore.run.lock`) throughout: while another attempt still runs in it, this one
+    stops (RunError) before it writes or removes anything. Writes ``attempt.json`` first and
     ``result.json`` last; returns the result (agent steps, episodes, wall seconds, steps/s).
     """
     import pcnn_explore.experiments.tasks  # noqa: F401  (registers MiniGrid-Serpentine-*)
     from pcnn_explore.run.config import TrainConfig
+    from pcnn_explore.run.lock import RunLock
     from pcnn_explore.run.loop import train
     from pcnn_explore.run.state import CHECKPOINT
 
     cfg = TrainConfig(**settings)
     out = Path(cfg.out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    before = _read_json(out / ATTEMPT_FILE) or {}
-    write_text_atomic(out / ATTEMPT_FILE, json.dumps({
-        "attempt": int(before.get("attempt", 0)) + 1, "pid": os.getpid(), "host": socket.gethostname(),
-        "started": time.time()}) + "\n")
-    resume = (out / CHECKPOINT).is_file()
-    if not resume:
-        for name in _RUN_FILES:
-            p = out / name
-            shutil.rmtree(p) if p.is_dir() else p.unlink(missing_ok=True)
-    r = train(cfg, resume=resume, progress=False)
-    result = {"steps": int(r.steps), "episodes": int(r.episodes), "wall_seconds": float(r.wall_seconds),
-              "steps_per_second": float(r.steps_per_second) if r.steps_per_second == r.steps_per_second else None,
-              "resumed": resume, "finished": time.time()}
-    write_text_atomic(out / RESULT_FILE, json.dumps(result) + "\n")
+    with RunLock(out) as lock:
+        lock.acquire()  # one writer per trial folder: refused while another attempt runs here, before clearing anything
+        before = _read_json(out / ATTEMPT_FILE) or {}
+        write_text_atomic(out / ATTEMPT_FILE, json.dumps({
+            "attempt": int(before.get("attempt", 0)) + 1, "pid": os.getpid(), "host": socket.gethostname(),
+            "started": time.time()}) + "\n")
+        resume = (out / CHECKPOINT).is_file()
+        if not resume:
+            for name in _RUN_FILES:
+                p = out / name
+                shutil.rmtree(p) if p.is_dir() else p.unlink(missing_ok=True)
+        r = train(cfg, resume=resume, progress=False)  # (holds the same lock: re-entrant)
+        result = {"steps": int(r.steps), "episodes": int(r.episodes), "wall_seconds": float(r.wall_seconds),
+                  "steps_per_second": float(r.steps_per_second) if r.steps_per_second == r.steps_per_second else None,
+                  "resumed": resume, "finished": time.time()}
+        lock.check_owner()
+        write_text_atomic(out / RESULT_FILE, json.dumps(result) + "\n")
     return result
 
 
