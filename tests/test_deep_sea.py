@@ -189,9 +189,12 @@ def test_a_run_records_its_mapping_seed_and_resume_checks_it(tmp_path, capsys):
     assert policy.env_kwargs["mapping_seed"] == 7
     np.testing.assert_array_equal(policy.make_env().unwrapped.right, right_action(5, 7))
     capsys.readouterr()
-    assert main([*base, "--steps", "100", "--resume"]) == 2  # auto is 42, the checkpoint's is 7
+    assert main([*base, "--steps", "100", "--resume", "--mapping-seed", "42"]) == 2  # the checkpoint's is 7
     err = capsys.readouterr().err
     assert "--mapping-seed: checkpoint 7 vs now 42" in err and len(err.strip().splitlines()) == 1
+    assert main([*base, "--steps", "100", "--resume"]) == 0  # unset on resume: the checkpoint's mapping seed
+    assert json.loads((out / "settings.json").read_text())["mapping_seed"] == 7
+    capsys.readouterr()
     assert main(["train", "--env", "MiniGrid-Empty-5x5-v0", "--profile", "smoke", "--no-progress",
                  "--out", str(tmp_path / "other"), "--mapping-seed", "3"]) == 2
     err = capsys.readouterr().err
