@@ -46,7 +46,7 @@ import numpy as np
 
 from pcnn_explore.frames import to_density_frame
 
-__all__ = ["make_env", "make_raw_env", "check_env_id", "is_atari", "is_minigrid", "is_deep_sea", "density_shape",
+__all__ = ["make_env", "make_raw_env", "check_env_id", "auto_network", "is_atari", "is_minigrid", "is_deep_sea", "density_shape",
            "env_defaults", "DensityFrameInfo", "ExplorationInfo"]
 
 EXAMPLE_IDS = ("ALE/Pong-v5", "ALE/MontezumaRevenge-v5", "ALE/Freeway-v5", "MiniGrid-Empty-8x8-v0",
@@ -113,6 +113,13 @@ def env_defaults(env_id: str, profile: str = "study") -> dict:
     if is_deep_sea(env_id) and profile != "smoke":
         return dict(DEEP_SEA_DEFAULTS)
     return {}
+
+
+def auto_network(env_id: str, network: str) -> str:
+    """The Q-network kind for ``env_id`` (see :func:`pcnn_explore.agents.networks.make_q_network`):
+    ``network`` itself unless it is "auto"; "auto" on DeepSea is "mlp" (its observation is a one-hot
+    grid: nothing for a conv net to find), elsewhere it stays "auto" (Atari: nature; MiniGrid: small)."""
+    return "mlp" if network == "auto" and is_deep_sea(env_id) else network
 
 
 def check_env_id(env_id: object) -> str:

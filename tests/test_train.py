@@ -272,3 +272,18 @@ def test_config_validation_names_the_setting():
     paper = TrainConfig.preset("paper", env="ALE/MontezumaRevenge-v5")
     assert (paper.replay_capacity, paper.optimizer, paper.target_update_every, paper.steps) == (
         1_000_000, "rmsprop", 40_000, 37_500_000)
+
+
+def test_deep_sea_run_trains_and_saves_the_mlp_that_auto_picks(tmp_path):
+    from pcnn_explore.agents.networks import MLP
+
+    cfg = TrainConfig.preset("smoke", env="DeepSea-5-v0", steps=150, seed=1, tensorboard=False,
+                             out_dir=str(tmp_path / "r"))
+    train(cfg, progress=False)
+    ck = load(Path(cfg.out_dir) / "policy.pt")
+    assert ck["network"] == "mlp" and ck["q"]["features.1.weight"].shape == (64, 25)  # smoke: hidden 64
+    _, policy = load_policy(cfg.out_dir)
+    assert isinstance(policy.agent.q, MLP)
+    obs, _ = policy.make_env(seed=0).reset()
+    with torch.no_grad():
+        assert policy(obs) == int(policy.agent.q(torch.from_numpy(obs)[None]).argmax())

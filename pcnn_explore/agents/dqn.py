@@ -79,7 +79,7 @@ class DQNAgent:
 
     Args:
         obs_shape: (C, H, W) of the uint8 observations. n_actions: number of discrete actions.
-        network: "auto" | "nature" | "small" (see :mod:`pcnn_explore.agents.networks`); hidden: dense width.
+        network: "auto" | "nature" | "small" | "mlp" (see :mod:`pcnn_explore.agents.networks`); hidden: dense width.
         gamma: discount. mmc_beta: beta of the MMC target (0 = Q-learning). double_q: double Q-learning.
         optimizer: "rmsprop" (Nature DQN) or "adam". lr: learning rate. device: torch device.
         cuda_graph: replay each ``learn`` as one CUDA graph (None: on for CUDA devices). A graph is

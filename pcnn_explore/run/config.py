@@ -44,7 +44,7 @@ def choices() -> dict[str, tuple[str, ...]]:
 
     return {"agent": AGENTS, "bonus": BONUSES, "pg_schedule": tuple(SCHEDULES), "scored_frame": SCORED_FRAMES,
             "running_episode": tuple(RUNNING_EPISODE_POLICIES), "optimizer": tuple(OPTIMIZERS),
-            "network": ("auto", "nature", "small"), "view": ("full", "partial"), "profile": PROFILES}
+            "network": ("auto", "nature", "small", "mlp"), "view": ("full", "partial"), "profile": PROFILES}
 
 
 @dataclass
@@ -73,8 +73,8 @@ class TrainConfig(ExperimentSettings):
     device: str = "cpu"  # cpu | cuda | cuda:N | mps
     num_envs: int = 1  # envs stepped together (N > 1: one worker process each); steps must be a multiple of N
     # agent
-    network: str = "auto"  # Q-network: nature (Atari conv net), small (MLP), auto (by observation)
-    hidden: int | None = None  # hidden units of the small network (auto: its default)
+    network: str = "auto"  # Q-network: nature (Atari conv net), small (conv net for small images), mlp (two dense layers of 50), auto (DeepSea: mlp; 84x84: nature; else small)
+    hidden: int | None = None  # hidden units of the dense layers (auto: the network's default: nature 512, small 128, mlp 50)
     optimizer: str = "adam"  # DQN optimiser: rmsprop (Nature DQN) or adam
     lr: float = 2.5e-4  # DQN learning rate
     gamma: float = 0.99  # discount factor

@@ -68,10 +68,11 @@ class DQNLearner(_Learner):
     def __init__(self, cfg, obs_shape, n_actions: int, stack: int):
         from pcnn_explore.agents.dqn import DQNAgent
         from pcnn_explore.agents.replay import replay_device
+        from pcnn_explore.envs import auto_network
         from pcnn_explore.run.shards import ReplayShards
 
-        self.agent = DQNAgent(obs_shape, n_actions, network=cfg.network, hidden=cfg.hidden, gamma=cfg.gamma,
-                              mmc_beta=cfg.mmc_beta, double_q=cfg.double_q, optimizer=cfg.optimizer, lr=cfg.lr,
+        self.agent = DQNAgent(obs_shape, n_actions, network=auto_network(cfg.env, cfg.network), hidden=cfg.hidden,
+                              gamma=cfg.gamma, mmc_beta=cfg.mmc_beta, double_q=cfg.double_q, optimizer=cfg.optimizer, lr=cfg.lr,
                               device=cfg.device)
         # on CUDA the replay's frames live on the GPU where they fit, so a batch never crosses PCIe
         self.replay = ReplayShards(cfg.num_envs, cfg.replay_capacity, obs_shape, stack=stack, gamma=cfg.gamma,
@@ -100,9 +101,10 @@ class ReactorLearner(_Learner):
     def __init__(self, cfg, obs_shape, n_actions: int, stack: int):
         from pcnn_explore.agents.reactor import ReactorAgent
         from pcnn_explore.agents.sequence_replay import SequenceReplay
+        from pcnn_explore.envs import auto_network
 
-        self.agent = ReactorAgent(obs_shape, n_actions, num_envs=cfg.num_envs, network=cfg.network,
-                                  hidden=cfg.hidden, gamma=cfg.gamma, lr=cfg.lr, device=cfg.device)
+        self.agent = ReactorAgent(obs_shape, n_actions, num_envs=cfg.num_envs,
+                                  network=auto_network(cfg.env, cfg.network), hidden=cfg.hidden, gamma=cfg.gamma, lr=cfg.lr, device=cfg.device)
         self.replay = SequenceReplay(cfg.num_envs, cfg.replay_capacity, obs_shape, stack=stack)
         self.device = self.agent.device
 
