@@ -154,3 +154,32 @@ def test_reactor_with_the_sub_sampled_bonus(tmp_path):
     assert env_id == ENV and 0 <= policy(obs) < 7
     with pytest.raises(ValueError, match="mmc_beta is DQN's mixed Monte Carlo target"):
         TrainConfig.preset("smoke", env=ENV, agent="reactor", mmc_beta=0.1)
+
+
+@pytest.mark.parametrize("env_id", ["DeepSea-6-v0", ENV])
+def test_microsecond_envs_step_in_this_process_exactly_as_in_worker_processes(env_id):
+    from functools import partial
+
+    from pcnn_explore.envs import make_env
+    from pcnn_explore.run.envs import EnvPool, make_pool
+
+    cfg = TrainConfig.preset("smoke", env=env_id, steps=300, num_envs=3, bonus="cts")
+    pool = make_pool(cfg)
+    try:
+        assert pool._procs == [] and len(pool._envs) == 3  # no worker process, three envs
+    finally:
+        pool.close()
+    make = partial(make_env, env_id, 0)
+    here, there = EnvPool(make, 2, in_process=True), EnvPool(make, 2)
+    try:
+        assert there._procs and not here._procs
+        rng = np.random.default_rng(0)
+        for i, (seed, replay) in enumerate([(5, [1, 0]), (6, [])]):
+            for a, b in zip(here.start(i, seed, replay), there.start(i, seed, replay)):
+                np.testing.assert_equal(a, b)
+        for _ in range(3):  # DeepSea-6: env 0 ends its episode on the fourth
+            actions = rng.integers(0, 2, 2).tolist()
+            for a, b in zip(here.step(actions), there.step(actions)):
+                np.testing.assert_equal(a, b)
+    finally:
+        here.close(), there.close()

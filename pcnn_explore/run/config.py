@@ -71,7 +71,7 @@ class TrainConfig(ExperimentSettings):
     profile: str = "study"  # preset the unset settings come from
     checkpoint_every: int | None = None  # agent steps between checkpoints, taken at the next episode end (0: at the end only; auto: a tenth of the run, within [10K, 1M])
     device: str = "cpu"  # cpu | cuda | cuda:N | mps
-    num_envs: int = 1  # envs stepped together (N > 1: one worker process each); steps must be a multiple of N
+    num_envs: int = 1  # envs stepped together (N > 1: Atari in one worker process each, DeepSea and MiniGrid in this process); steps must be a multiple of N
     # agent
     network: str = "auto"  # Q-network: nature (Atari conv net), small (conv net for small images), mlp (two dense layers of 50), auto (DeepSea: mlp; 84x84: nature; else small)
     hidden: int | None = None  # hidden units of the dense layers (auto: the network's default: nature 512, small 128, mlp 50)
