@@ -66,11 +66,12 @@ class MLP(nn.Module):
         # features and head as in the CNNs: Reactor's torso is features + the first dense layer
         self.features = nn.Sequential(nn.Flatten(), nn.Linear(in_channels * height * width, hidden), nn.ReLU())
         self.head = nn.Sequential(nn.Linear(hidden, hidden), nn.ReLU(), nn.Linear(hidden, n_actions))
+        self._dense = (self.features[1], self.head[0], self.head[2])  # a plain tuple: no second registration
 
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
         """obs (B, C, H, W) uint8 -> Q-values (B, n_actions) float32."""
         # the layers' own operations, called directly: at this size a module call costs more than its math
-        one, two, out = self.features[1], self.head[0], self.head[2]
+        one, two, out = self._dense
         x = obs.flatten(1).float() / 255.0
         x = F.relu(F.linear(x, one.weight, one.bias))
         return F.linear(F.relu(F.linear(x, two.weight, two.bias)), out.weight, out.bias)
