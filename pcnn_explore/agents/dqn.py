@@ -29,11 +29,11 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from pcnn_explore.names import OPTIMIZERS
 from pcnn_explore.agents.networks import make_q_network
 
 __all__ = ["discounted_returns", "mixed_mc_target", "DQNAgent", "OPTIMIZERS"]
 
-OPTIMIZERS = ("rmsprop", "adam")
 
 
 def _check_unit(name: str, value: float) -> float:

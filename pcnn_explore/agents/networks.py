@@ -18,10 +18,10 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from pcnn_explore.names import NETWORKS
+
 __all__ = ["NatureCNN", "SmallCNN", "MLP", "make_q_network", "NETWORKS"]
 
-#: the network kinds of :func:`make_q_network`
-NETWORKS = ("auto", "nature", "small", "mlp")
 
 
 class NatureCNN(nn.Module):

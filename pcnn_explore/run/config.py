@@ -36,15 +36,11 @@ RESUMABLE_CHANGES = ("steps", "checkpoint_every", "device", "out_dir", "log_ever
 
 def choices() -> dict[str, tuple[str, ...]]:
     """Settings with a fixed set of values -> the values."""
-    from pcnn_explore.agents.dqn import OPTIMIZERS
-    from pcnn_explore.agents.replay import RUNNING_EPISODE_POLICIES
-    from pcnn_explore.bonus import SCHEDULES
-
-    from pcnn_explore.run.learners import AGENTS
+    from pcnn_explore.names import AGENTS, NETWORKS, OPTIMIZERS, RUNNING_EPISODE_POLICIES, SCHEDULES
 
     return {"agent": AGENTS, "bonus": BONUSES, "pg_schedule": tuple(SCHEDULES), "scored_frame": SCORED_FRAMES,
             "running_episode": tuple(RUNNING_EPISODE_POLICIES), "optimizer": tuple(OPTIMIZERS),
-            "network": ("auto", "nature", "small", "mlp"), "view": ("full", "partial"), "profile": PROFILES}
+            "network": NETWORKS, "view": ("full", "partial"), "profile": PROFILES}
 
 
 @dataclass

@@ -15,9 +15,10 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from pcnn_explore.names import AGENTS
+
 __all__ = ["DQNLearner", "ReactorLearner", "make_learner", "AGENTS"]
 
-AGENTS = ("dqn", "reactor")
 
 
 def epsilon_greedy(agent, observations, epsilon: float, rng: np.random.Generator) -> list[int]:
