@@ -94,7 +94,7 @@ def table(rows: list[dict]) -> str:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--steps", type=int, default=8000, help="agent steps per case (a multiple of 8)")
+    parser.add_argument("--steps", type=int, default=6000, help="agent steps per case (a multiple of every --envs value)")
     parser.add_argument("--envs", type=int, nargs="+", default=[1, 8], help="env counts to run")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", help="also write the figures to this file")
