@@ -25,7 +25,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-SCHEDULES = ("inverse_sqrt", "inverse", "constant")
+from pcnn_explore.names import SCHEDULES
 
 
 # --------------------------------------------------------------------------------------------

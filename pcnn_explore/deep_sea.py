@@ -131,7 +131,8 @@ class DeepSeaEnv(gym.Env):
     def step(self, action):
         if self.row >= self.size:
             raise RuntimeError("the episode has ended (N steps): call reset()")
-        if not self.action_space.contains(action):
+        fast = isinstance(action, (int, np.integer)) and 0 <= action <= 1  # Discrete.contains costs more than the step
+        if not (fast or self.action_space.contains(action)):
             raise ValueError(f"action must be 0 or 1, got {action!r}")
         go_right = int(action) == int(self.right[self.row, self.column])
         reward, success = 0.0, False

@@ -46,8 +46,8 @@ import numpy as np
 
 from pcnn_explore.frames import to_density_frame
 
-__all__ = ["make_env", "make_raw_env", "check_env_id", "minigrid_action_count", "is_atari", "is_minigrid", "is_deep_sea", "density_shape",
-           "env_defaults", "DensityFrameInfo", "ExplorationInfo"]
+__all__ = ["make_env", "make_raw_env", "check_env_id", "minigrid_action_count", "auto_network", "is_atari", "is_minigrid",
+           "is_deep_sea", "density_shape", "env_defaults", "DensityFrameInfo", "ExplorationInfo"]
 
 EXAMPLE_IDS = ("ALE/Pong-v5", "ALE/MontezumaRevenge-v5", "ALE/Freeway-v5", "MiniGrid-Empty-8x8-v0",
                "MiniGrid-DoorKey-8x8-v0", "MiniGrid-MultiRoom-N4-S5-v1", "DeepSea-20-v0")
@@ -126,6 +126,13 @@ def minigrid_action_count(env_id: str) -> int:
         return int(env.action_space.n)
     finally:
         env.close()
+
+
+def auto_network(env_id: str, network: str) -> str:
+    """The Q-network kind for ``env_id`` (see :func:`pcnn_explore.agents.networks.make_q_network`):
+    ``network`` itself unless it is "auto"; "auto" on DeepSea is "mlp" (its observation is a one-hot
+    grid: nothing for a conv net to find), elsewhere it stays "auto" (Atari: nature; MiniGrid: small)."""
+    return "mlp" if network == "auto" and is_deep_sea(env_id) else network
 
 
 def check_env_id(env_id: object) -> str:

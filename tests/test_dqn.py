@@ -198,3 +198,31 @@ def test_loading_a_state_keeps_the_agents_own_optimiser_settings():
     g = b.optimizer.param_groups[0]
     assert (g["foreach"], g["capturable"]) == (True, False)
     b.learn(_batch(action=[0, 1], reward=[1.0, 0.0], done=[0.0, 1.0], mc=[0.0, 0.0]))
+
+
+def test_mlp_network_hand_computed_and_chosen_by_auto_for_deep_sea_only():
+    from pcnn_explore.agents.networks import MLP, SmallCNN, make_q_network
+    from pcnn_explore.envs import auto_network
+
+    net = make_q_network((1, 20, 20), 2, "mlp")
+    assert isinstance(net, MLP)  # two dense layers of 50 (bsuite's DQN), then the action values
+    assert sum(p.numel() for p in net.parameters()) == (400 * 50 + 50) + (50 * 50 + 50) + (50 * 2 + 2)
+    # hand-computed: one-hot input, weights set by hand
+    tiny = make_q_network((1, 1, 2), 2, "mlp", hidden=2)
+    with torch.no_grad():
+        tiny.features[1].weight.copy_(torch.tensor([[1.0, 0.0], [0.0, -1.0]]))
+        tiny.features[1].bias.copy_(torch.tensor([0.5, 0.0]))
+        tiny.head[0].weight.copy_(torch.tensor([[2.0, 0.0], [1.0, 1.0]]))
+        tiny.head[0].bias.copy_(torch.tensor([0.0, -2.0]))
+        tiny.head[2].weight.copy_(torch.tensor([[1.0, 0.0], [0.0, 1.0]]))
+        tiny.head[2].bias.copy_(torch.tensor([0.0, 3.0]))
+    obs = torch.tensor([[[[255, 0]]], [[[0, 255]]]], dtype=torch.uint8)
+    # x = (1, 0): h1 = relu(1.5, 0) = (1.5, 0); h2 = relu(3, -0.5) = (3, 0); q = (3, 3)
+    # x = (0, 1): h1 = relu(0.5, -1) = (0.5, 0); h2 = relu(1, -1.5) = (1, 0); q = (1, 3)
+    torch.testing.assert_close(tiny(obs), torch.tensor([[3.0, 3.0], [1.0, 3.0]]))
+    assert auto_network("DeepSea-20-v0", "auto") == "mlp"
+    assert auto_network("DeepSea-20-v0", "small") == "small"
+    assert auto_network("MiniGrid-Empty-5x5-v0", "auto") == "auto"
+    assert isinstance(make_q_network((3, 20, 20), 3, auto_network("MiniGrid-Empty-5x5-v0", "auto")), SmallCNN)
+    with pytest.raises(ValueError, match="'auto', 'nature', 'small' or 'mlp'"):
+        make_q_network((1, 4, 4), 2, "dense")

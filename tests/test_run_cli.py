@@ -55,6 +55,15 @@ def test_help_lists_every_setting(capsys):
     assert "--resume" in text and "--mmc" in text and "--out" in text
 
 
+def test_help_imports_neither_torch_nor_gymnasium_nor_ray():
+    code = ("import sys\nfrom pcnn_explore.cli import main\ntry:\n    main(['train', '--help'])\n"
+            "except SystemExit:\n    pass\n"
+            "print(sorted(m for m in ('torch', 'gymnasium', 'ray', 'numba') if m in sys.modules), file=sys.stderr)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert "--network {auto,nature,small,mlp}" in done.stdout and "--bonus" in done.stdout
+    assert done.stderr.strip().splitlines()[-1] == "[]"
+
+
 def test_every_setting_is_settable_and_auto_overrides_the_preset():
     cfg = parse("--lr", "0.01", "--replay-capacity", "500", "--epsilon-decay-steps", "7", "--target-update-every", "9",
                 "--density-lr", "0.002", "--optimizer", "rmsprop", "--gamma", "0.9", "--batch-size", "8",
@@ -143,7 +152,7 @@ def test_load_policy_reads_only_the_policy_file(tmp_path, finished_run):
     from pcnn_explore.checkpoint import load
 
     policy_file = load(out / "policy.pt")
-    assert set(policy_file) == {"format", "config", "step", "obs_shape", "n_actions", "q"}  # no replay, no optimiser
+    assert set(policy_file) == {"format", "config", "step", "obs_shape", "n_actions", "network", "q"}  # no replay, no optimiser
     (out / "checkpoint.pt").write_bytes(b"the replay buffer is not needed")
     for where in (out, out / "checkpoint.pt", out / "policy.pt"):
         env_id, policy = load_policy(where)

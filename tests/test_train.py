@@ -286,3 +286,18 @@ def test_episodes_longer_than_the_replay_finish_the_run(tmp_path, capsys, agent,
     assert log["length"].max() > capacity  # an episode overwrote its own first transitions in the replay
     check_log_covers_every_step(log, 240, budget_cuts=0)
     assert (out / "checkpoint.pt").exists()
+
+
+def test_deep_sea_run_trains_and_saves_the_mlp_that_auto_picks(tmp_path):
+    from pcnn_explore.agents.networks import MLP
+
+    cfg = TrainConfig.preset("smoke", env="DeepSea-5-v0", steps=150, seed=1, tensorboard=False,
+                             out_dir=str(tmp_path / "r"))
+    train(cfg, progress=False)
+    ck = load(Path(cfg.out_dir) / "policy.pt")
+    assert ck["network"] == "mlp" and ck["q"]["features.1.weight"].shape == (64, 25)  # smoke: hidden 64
+    _, policy = load_policy(cfg.out_dir)
+    assert isinstance(policy.agent.q, MLP)
+    obs, _ = policy.make_env(seed=0).reset()
+    with torch.no_grad():
+        assert policy(obs) == int(policy.agent.q(torch.from_numpy(obs)[None]).argmax())

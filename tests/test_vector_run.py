@@ -20,6 +20,7 @@ from pcnn_explore.train import LOG_COLUMNS, TrainConfig, read_log, train
 torch.set_num_threads(1)
 ENV = "MiniGrid-Empty-5x5-v0"
 GOLDEN = Path(__file__).parent / "data" / "log_single_env_cts_seed3.csv"
+GOLDEN_DEEP_SEA = Path(__file__).parent / "data" / "log_deep_sea_small_cts_seed3.csv"
 
 
 def test_crossed_fires_once_per_multiple_passed():
@@ -37,6 +38,18 @@ def test_one_env_gives_exactly_the_single_env_run(tmp_path):
     got = list(csv.reader(open(tmp_path / "r" / "log.csv")))
     want = list(csv.reader(open(GOLDEN)))
     assert [row[:10] for row in got] == want
+
+
+def test_deep_sea_with_the_small_network_gives_the_run_before_the_mlp(tmp_path):
+    # tests/data holds the log of this run made by the loop before the MLP and the in-process vector
+    # env (wall time dropped); DeepSea's action mapping as it was then (mapping seed 0)
+    extra = {"mapping_seed": 0} if "mapping_seed" in TrainConfig.__dataclass_fields__ else {}
+    cfg = TrainConfig.preset("study", env="DeepSea-8-v0", bonus="cts", steps=1600, seed=3, tensorboard=False,
+                             network="small", out_dir=str(tmp_path / "r"), num_envs=1, **extra)
+    train(cfg, progress=False)
+    got = [row[:10] + row[11:] for row in csv.reader(open(tmp_path / "r" / "log.csv"))]
+    assert got[0][10:] == ["distinct_cells", "first_success_step", "density_updates"]
+    assert got == list(csv.reader(open(GOLDEN_DEEP_SEA)))
 
 
 def test_two_envs_log_every_step_once_and_keep_the_replay_ratio(tmp_path):
@@ -141,3 +154,32 @@ def test_reactor_with_the_sub_sampled_bonus(tmp_path):
     assert env_id == ENV and 0 <= policy(obs) < 7
     with pytest.raises(ValueError, match="mmc_beta is DQN's mixed Monte Carlo target"):
         TrainConfig.preset("smoke", env=ENV, agent="reactor", mmc_beta=0.1)
+
+
+@pytest.mark.parametrize("env_id", ["DeepSea-6-v0", ENV])
+def test_microsecond_envs_step_in_this_process_exactly_as_in_worker_processes(env_id):
+    from functools import partial
+
+    from pcnn_explore.envs import make_env
+    from pcnn_explore.run.envs import EnvPool, make_pool
+
+    cfg = TrainConfig.preset("smoke", env=env_id, steps=300, num_envs=3, bonus="cts")
+    pool = make_pool(cfg)
+    try:
+        assert pool._procs == [] and len(pool._envs) == 3  # no worker process, three envs
+    finally:
+        pool.close()
+    make = partial(make_env, env_id, 0)
+    here, there = EnvPool(make, 2, in_process=True), EnvPool(make, 2)
+    try:
+        assert there._procs and not here._procs
+        rng = np.random.default_rng(0)
+        for i, (seed, replay) in enumerate([(5, [1, 0]), (6, [])]):
+            for a, b in zip(here.start(i, seed, replay), there.start(i, seed, replay)):
+                np.testing.assert_equal(a, b)
+        for _ in range(3):  # DeepSea-6: env 0 ends its episode on the fourth
+            actions = rng.integers(0, 2, 2).tolist()
+            for a, b in zip(here.step(actions), there.step(actions)):
+                np.testing.assert_equal(a, b)
+    finally:
+        here.close(), there.close()

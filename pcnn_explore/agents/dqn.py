@@ -29,11 +29,11 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from pcnn_explore.names import OPTIMIZERS
 from pcnn_explore.agents.networks import make_q_network
 
 __all__ = ["discounted_returns", "mixed_mc_target", "DQNAgent", "OPTIMIZERS"]
 
-OPTIMIZERS = ("rmsprop", "adam")
 
 
 def _check_unit(name: str, value: float) -> float:
@@ -79,7 +79,7 @@ class DQNAgent:
 
     Args:
         obs_shape: (C, H, W) of the uint8 observations. n_actions: number of discrete actions.
-        network: "auto" | "nature" | "small" (see :mod:`pcnn_explore.agents.networks`); hidden: dense width.
+        network: "auto" | "nature" | "small" | "mlp" (see :mod:`pcnn_explore.agents.networks`); hidden: dense width.
         gamma: discount. mmc_beta: beta of the MMC target (0 = Q-learning). double_q: double Q-learning.
         optimizer: "rmsprop" (Nature DQN) or "adam". lr: learning rate. device: torch device.
         cuda_graph: replay each ``learn`` as one CUDA graph (None: on for CUDA devices). A graph is
@@ -116,6 +116,12 @@ class DQNAgent:
             self.optimizer = torch.optim.Adam(self.q.parameters(), lr=lr, eps=1.5e-4, fused=fused or None,
                                               capturable=cuda)
         self._graph = None  # LearnGraph of the last batch layout
+        self._params = tuple(self.q.parameters())
+        # the optimiser's own update rule, under torch.optim's wrappers of step() (profiler record,
+        # step hooks, dynamo graph breaks: a third of a small network's learn step on a CPU)
+        self._step = type(self.optimizer).step
+        while hasattr(self._step, "__wrapped__"):
+            self._step = self._step.__wrapped__
         # how this agent's optimiser runs (a loaded state_dict must not change it)
         group = self.optimizer.param_groups[0]
         self._optimizer_flags = {k: group[k] for k in ("capturable", "foreach", "fused") if k in group}
@@ -164,9 +170,11 @@ class DQNAgent:
         done = torch.from_numpy(batch.done).to(dev)
         mc = torch.from_numpy(batch.mc_return).to(dev)
         loss = self._loss(obs, next_obs, action, reward, done, mc)
-        self.optimizer.zero_grad(set_to_none=True)
+        for p in self._params:  # zero_grad(set_to_none=True), without its per-call profiler and dynamo wrappers
+            p.grad = None
         loss.backward()
-        self.optimizer.step()
+        with torch.no_grad():  # optimizer.step() itself: its wrappers only add profiler records and hooks
+            self._step(self.optimizer)
         return loss.detach()
 
     def _learn_graphed(self, batch) -> torch.Tensor:

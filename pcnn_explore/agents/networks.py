@@ -7,13 +7,21 @@
   conv 16x3x3 stride 2, conv 32x3x3 stride 2, conv 32x3x3 stride 1 (all padded), dense ``hidden``
   (128), dense n_actions. A 32x32 input costs about 1.3M multiply-adds, a sixth of a stride-1
   first layer's.
+- :class:`MLP`: for one-hot grids such as DeepSea's (1, N, N): the flattened input, two dense
+  layers of ``hidden`` units (50, as in bsuite's baseline DQN agents), dense n_actions, ReLU
+  between layers. At N = 20 a batch of 32 is about 0.7M multiply-adds forward, a tenth of
+  :class:`SmallCNN`'s on the same grid.
 """
 from __future__ import annotations
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 
-__all__ = ["NatureCNN", "SmallCNN", "make_q_network"]
+from pcnn_explore.names import NETWORKS
+
+__all__ = ["NatureCNN", "SmallCNN", "MLP", "make_q_network", "NETWORKS"]
+
 
 
 class NatureCNN(nn.Module):
@@ -52,8 +60,27 @@ class SmallCNN(nn.Module):
         return self.head(self.features(obs.float() / 255.0))
 
 
+class MLP(nn.Module):
+    def __init__(self, in_channels: int, n_actions: int, height: int, width: int, hidden: int = 50):
+        super().__init__()
+        # features and head as in the CNNs: Reactor's torso is features + the first dense layer
+        self.features = nn.Sequential(nn.Flatten(), nn.Linear(in_channels * height * width, hidden), nn.ReLU())
+        self.head = nn.Sequential(nn.Linear(hidden, hidden), nn.ReLU(), nn.Linear(hidden, n_actions))
+        self._dense = (self.features[1], self.head[0], self.head[2])  # a plain tuple: no second registration
+
+    def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        """obs (B, C, H, W) uint8 -> Q-values (B, n_actions) float32."""
+        # the layers' own operations, called directly: at this size a module call costs more than its math
+        one, two, out = self._dense
+        x = obs.flatten(1).float() / 255.0
+        x = F.relu(F.linear(x, one.weight, one.bias))
+        return F.linear(F.relu(F.linear(x, two.weight, two.bias)), out.weight, out.bias)
+
+
 def make_q_network(obs_shape: tuple[int, int, int], n_actions: int, kind: str = "auto", hidden: int | None = None) -> nn.Module:
-    """``kind``: "nature", "small" or "auto" (Nature for 84x84 inputs, small otherwise)."""
+    """``kind``: "nature", "small", "mlp" or "auto" (Nature for 84x84 inputs, small otherwise;
+    the training loop resolves "auto" to "mlp" for DeepSea first, see
+    :func:`pcnn_explore.envs.auto_network`). ``hidden``: dense width (None: 512, 128, 50)."""
     c, h, w = obs_shape
     if kind == "auto":
         kind = "nature" if (h, w) == (84, 84) else "small"
@@ -61,4 +88,6 @@ def make_q_network(obs_shape: tuple[int, int, int], n_actions: int, kind: str = 
         return NatureCNN(c, n_actions, h, w, hidden or 512)
     if kind == "small":
         return SmallCNN(c, n_actions, h, w, hidden or 128)
-    raise ValueError(f"network must be 'auto', 'nature' or 'small', got {kind!r}")
+    if kind == "mlp":
+        return MLP(c, n_actions, h, w, hidden or 50)
+    raise ValueError(f"network must be 'auto', 'nature', 'small' or 'mlp', got {kind!r}")

@@ -2,7 +2,8 @@
 
 Torso: the DQN network of :func:`pcnn_explore.agents.networks.make_q_network` without its output
 layer (Atari (4, 84, 84): the Nature conv net and its 512-unit dense layer; small images such as
-MiniGrid or DeepSea: :class:`~pcnn_explore.agents.networks.SmallCNN` and its 128-unit dense layer),
+MiniGrid: :class:`~pcnn_explore.agents.networks.SmallCNN` and its 128-unit dense layer; DeepSea:
+:class:`~pcnn_explore.agents.networks.MLP`'s first dense layer of 50),
 then an LSTM cell (``lstm_size`` units, default the torso's width), then two linear heads reading
 the LSTM output: policy logits (n_actions) and Q-values (n_actions). Observations are uint8 and
 scaled to [0, 1] in the torso.
@@ -18,7 +19,7 @@ __all__ = ["ReactorNetwork"]
 
 
 class ReactorNetwork(nn.Module):
-    """obs_shape (C, H, W); network "auto" | "nature" | "small"; hidden: torso width (None: 512 / 128);
+    """obs_shape (C, H, W); network "auto" | "nature" | "small" | "mlp"; hidden: torso width (None: 512 / 128 / 50);
     lstm_size: LSTM units (None: the torso width)."""
 
     def __init__(self, obs_shape, n_actions: int, network: str = "auto", hidden: int | None = None,

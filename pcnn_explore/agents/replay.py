@@ -41,9 +41,9 @@ import numpy as np
 import torch
 
 from pcnn_explore.agents.dqn import discounted_returns
+from pcnn_explore.names import RUNNING_EPISODE_POLICIES
 from pcnn_explore.agents.replay_storage import DeviceFrames, pack, replay_device, unpack
 
-RUNNING_EPISODE_POLICIES = ("paper", "finished_only")
 __all__ = ["Batch", "DeviceBatch", "ReplayBuffer", "gather_stacks", "replay_device", "RUNNING_EPISODE_POLICIES"]
 
 

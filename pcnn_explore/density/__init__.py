@@ -9,13 +9,14 @@ the plots read it; none of them branches on a model's name. To add a model, see 
 """
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass, field
 from typing import Any
 
-from pcnn_explore.density.base import DensityModel, all_images, check_frames
-from pcnn_explore.density.cts import ConvCTSDensity, CTSDensity
-from pcnn_explore.density.empirical import EmpiricalDensity
-from pcnn_explore.density.pixelcnn import PixelCNNDensity
+#: the models' classes and the helpers, imported on first use (PixelCNN loads torch, CTS numba):
+#: name -> its module in this package
+_HOMES = {"PixelCNNDensity": "pixelcnn", "CTSDensity": "cts", "ConvCTSDensity": "cts",
+          "EmpiricalDensity": "empirical", "DensityModel": "base", "all_images": "base", "check_frames": "base"}
 
 #: the options every caller may pass to :func:`make_density`; each model takes the ones it lists
 COMMON_OPTIONS = ("lr", "device", "seed")
@@ -26,7 +27,7 @@ class DensitySpec:
     """What the kit needs to know about one density model."""
 
     name: str
-    cls: type
+    cls: type | str  # the model's class, or its name in this package (imported on first use)
     label: str  # in figures and tables, the paper's word
     colour: str  # a matplotlib colour, the same in every figure
     options: tuple[str, ...] = ()  # which of COMMON_OPTIONS the constructor takes
@@ -34,22 +35,25 @@ class DensitySpec:
     normalisation_tol: float = 1e-6  # |sum over all images of rho - 1| allowed in float64 tests
     fixed: dict[str, Any] = field(default_factory=dict)  # constructor arguments this entry always passes
 
+    @property
+    def model_class(self) -> type:
+        """The model's class (``cls``, imported if it is given by name)."""
+        return __getattr__(self.cls) if isinstance(self.cls, str) else self.cls
+
 
 REGISTRY: dict[str, DensitySpec] = {
     spec.name: spec
     for spec in (
-        DensitySpec("pixelcnn", PixelCNNDensity, "PixelCNN", "tab:blue", options=("lr", "device", "seed"),
+        DensitySpec("pixelcnn", "PixelCNNDensity", "PixelCNN", "tab:blue", options=("lr", "device", "seed"),
                     normalisation_tol=1e-4),
-        DensitySpec("pixelcnn_pos", PixelCNNDensity, "PixelCNN (position bias)", "tab:purple",
+        DensitySpec("pixelcnn_pos", "PixelCNNDensity", "PixelCNN (position bias)", "tab:purple",
                     options=("lr", "device", "seed"), normalisation_tol=1e-4, fixed={"position": "bias"}),
-        DensitySpec("cts", CTSDensity, "CTS", "tab:orange"),
-        DensitySpec("convcts", ConvCTSDensity, "ConvCTS", "tab:green"),
-        DensitySpec("empirical", EmpiricalDensity, "empirical", "tab:grey", agent_bonus=False),
+        DensitySpec("cts", "CTSDensity", "CTS", "tab:orange"),
+        DensitySpec("convcts", "ConvCTSDensity", "ConvCTS", "tab:green"),
+        DensitySpec("empirical", "EmpiricalDensity", "empirical", "tab:grey", agent_bonus=False),
     )
 }
 
-#: name -> class, every registered model
-MODELS: dict[str, type] = {name: spec.cls for name, spec in REGISTRY.items()}
 #: the models an agent (``--bonus``) or a recording (``--density``) can use
 BONUS_MODELS: tuple[str, ...] = tuple(name for name, spec in REGISTRY.items() if spec.agent_bonus)
 
@@ -86,7 +90,17 @@ def make_density(name: str, height: int = 42, width: int = 42, levels: int = 8, 
                          "choose another registered name instead")
     model_kwargs = {k: v for k, v in kwargs.items()
                     if k not in COMMON_OPTIONS or (k in spec.options and v is not None)}
-    return spec.cls(height=height, width=width, levels=levels, **spec.fixed, **model_kwargs)
+    return spec.model_class(height=height, width=width, levels=levels, **spec.fixed, **model_kwargs)
+
+
+def __getattr__(name: str):
+    """The models' classes, the helpers of ``base`` and ``MODELS`` (name -> class, every registered
+    model), imported on first use."""
+    if name in _HOMES:
+        return getattr(importlib.import_module(f"{__name__}.{_HOMES[name]}"), name)
+    if name == "MODELS":
+        return {key: spec.model_class for key, spec in REGISTRY.items()}
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 __all__ = [

@@ -37,15 +37,11 @@ RESUMABLE_CHANGES = ("steps", "checkpoint_every", "device", "out_dir", "log_ever
 
 def choices() -> dict[str, tuple[str, ...]]:
     """Settings with a fixed set of values -> the values."""
-    from pcnn_explore.agents.dqn import OPTIMIZERS
-    from pcnn_explore.agents.replay import RUNNING_EPISODE_POLICIES
-    from pcnn_explore.bonus import SCHEDULES
-
-    from pcnn_explore.run.learners import AGENTS
+    from pcnn_explore.names import AGENTS, NETWORKS, OPTIMIZERS, RUNNING_EPISODE_POLICIES, SCHEDULES
 
     return {"agent": AGENTS, "bonus": BONUSES, "pg_schedule": tuple(SCHEDULES), "scored_frame": SCORED_FRAMES,
             "running_episode": tuple(RUNNING_EPISODE_POLICIES), "optimizer": tuple(OPTIMIZERS),
-            "network": ("auto", "nature", "small"), "view": ("full", "partial"), "profile": PROFILES}
+            "network": NETWORKS, "view": ("full", "partial"), "profile": PROFILES}
 
 
 @dataclass
@@ -72,10 +68,10 @@ class TrainConfig(ExperimentSettings):
     profile: str = "study"  # preset the unset settings come from (default study)
     checkpoint_every: int | None = None  # agent steps between checkpoints, each taken at the first vector step past a multiple of it, mid-episode too (0: at the end only; auto: a tenth of the run, within [10K, 1M])
     device: str = "cpu"  # cpu | cuda | cuda:N | mps
-    num_envs: int = 1  # envs stepped together (N > 1: one worker process each); steps must be a multiple of N
+    num_envs: int = 1  # envs stepped together (N > 1: Atari in one worker process each, DeepSea and MiniGrid in this process); steps must be a multiple of N
     # agent
-    network: str = "auto"  # torso of the Q-network (DQN) or of the actor-critic (Reactor): nature (the Nature DQN CNN for 84x84 Atari frames), small (a small CNN for small images), auto (nature for 84x84 observations, else small)
-    hidden: int | None = None  # units of the dense layer after the conv layers (auto: 512 nature, 128 small)
+    network: str = "auto"  # torso of the Q-network (DQN) or of the actor-critic (Reactor): nature (the Nature DQN CNN for 84x84 Atari frames), small (a small CNN for small images), mlp (two dense layers of 50, as bsuite's DQN), auto (DeepSea: mlp; 84x84: nature; else small)
+    hidden: int | None = None  # units of the dense layers (auto: the network's default: nature 512, small 128, mlp 50)
     optimizer: str = "adam"  # DQN optimiser: rmsprop (Nature DQN) or adam
     lr: float = 2.5e-4  # DQN learning rate
     gamma: float = 0.99  # discount factor

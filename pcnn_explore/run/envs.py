@@ -1,8 +1,9 @@
 """The run's N environments and their running episodes: :class:`EnvPool` and :class:`Slot`.
 
-With ``num_envs = 1`` the env lives in this process (exactly the single-env run). With N > 1 each
-env lives in its own worker process and all N step at once; the loop still treats them in the
-fixed order env 0 ... N-1. Every env runs the episodes it is given: episode k of the run (counted
+With ``num_envs = 1`` the env lives in this process (exactly the single-env run). Envs that step
+in microseconds (DeepSea, MiniGrid) live in this process with any N, stepped one after another
+(a pipe to a worker costs more than their step); Atari's N > 1 envs each live in a worker process
+and all N step at once. The loop treats them in the fixed order env 0 ... N-1. Every env runs the episodes it is given: episode k of the run (counted
 over all envs, in the order they start) starts from ``reset(seed=episode_seed(seed, k))``.
 
 A checkpoint falls between vector steps, when the N envs are mid-episode. It stores, per env, the
@@ -50,13 +51,14 @@ def _serve(conn, make) -> None:
 
 class EnvPool:
     """N copies of the run's env. ``start(i, seed, actions=())`` resets env i (and replays actions);
-    ``step(actions)`` steps every env and returns their ``(obs, reward, terminated, truncated, info)``."""
+    ``step(actions)`` steps every env and returns their ``(obs, reward, terminated, truncated, info)``.
+    ``in_process``: all N envs in this process (always so for N = 1), else one worker process each."""
 
-    def __init__(self, make, n: int):
+    def __init__(self, make, n: int, in_process: bool = False):
         self.n = int(n)
         self._envs, self._pipes, self._procs = [], [], []
-        if self.n == 1:
-            self._envs = [make()]
+        if self.n == 1 or in_process:
+            self._envs = [make() for _ in range(self.n)]
             self.observation_space, self.action_space = self._envs[0].observation_space, self._envs[0].action_space
             return
         ctx = mp.get_context("spawn")  # no fork of a process holding torch threads
@@ -111,10 +113,11 @@ class Slot:
 
 
 def make_pool(cfg) -> EnvPool:
-    from pcnn_explore.envs import make_env
+    """The run's envs: in this process, except Atari's N > 1 (one worker process each)."""
+    from pcnn_explore.envs import is_atari, make_env
 
     make = partial(make_env, cfg.env, cfg.seed, sticky_actions=cfg.sticky_actions,
                    terminal_on_life_loss=cfg.terminal_on_life_loss, frame_stack=cfg.frame_stack,
                    tile_size=cfg.tile_size, view=cfg.view, n_actions=cfg.n_actions, density_frame=cfg.bonus != "none",
                    mapping_seed=cfg.mapping_seed)
-    return EnvPool(make, cfg.num_envs)
+    return EnvPool(make, cfg.num_envs, in_process=not is_atari(cfg.env))

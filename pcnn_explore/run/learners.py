@@ -15,9 +15,10 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from pcnn_explore.names import AGENTS
+
 __all__ = ["DQNLearner", "ReactorLearner", "make_learner", "AGENTS"]
 
-AGENTS = ("dqn", "reactor")
 
 
 def epsilon_greedy(agent, observations, epsilon: float, rng: np.random.Generator) -> list[int]:
@@ -29,7 +30,10 @@ def epsilon_greedy(agent, observations, epsilon: float, rng: np.random.Generator
     actions = [int(rng.integers(agent.n_actions)) if rng.random() < epsilon else None for _ in observations]
     greedy = [i for i, a in enumerate(actions) if a is None]
     if greedy:
-        x = torch.from_numpy(np.stack([observations[i] for i in greedy])).to(agent.device)
+        x = (torch.from_numpy(observations[greedy[0]])[None] if len(greedy) == 1  # one env: no copy
+             else torch.from_numpy(np.stack([observations[i] for i in greedy])))
+        if agent.device.type != "cpu":
+            x = x.to(agent.device)
         with torch.no_grad():
             best = agent.q(x).argmax(dim=1).tolist()
         for i, a in zip(greedy, best):
@@ -68,10 +72,11 @@ class DQNLearner(_Learner):
     def __init__(self, cfg, obs_shape, n_actions: int, stack: int):
         from pcnn_explore.agents.dqn import DQNAgent
         from pcnn_explore.agents.replay import replay_device
+        from pcnn_explore.envs import auto_network
         from pcnn_explore.run.shards import ReplayShards
 
-        self.agent = DQNAgent(obs_shape, n_actions, network=cfg.network, hidden=cfg.hidden, gamma=cfg.gamma,
-                              mmc_beta=cfg.mmc_beta, double_q=cfg.double_q, optimizer=cfg.optimizer, lr=cfg.lr,
+        self.agent = DQNAgent(obs_shape, n_actions, network=auto_network(cfg.env, cfg.network), hidden=cfg.hidden,
+                              gamma=cfg.gamma, mmc_beta=cfg.mmc_beta, double_q=cfg.double_q, optimizer=cfg.optimizer, lr=cfg.lr,
                               device=cfg.device)
         # on CUDA the replay's frames live on the GPU where they fit, so a batch never crosses PCIe
         self.replay = ReplayShards(cfg.num_envs, cfg.replay_capacity, obs_shape, stack=stack, gamma=cfg.gamma,
@@ -100,9 +105,10 @@ class ReactorLearner(_Learner):
     def __init__(self, cfg, obs_shape, n_actions: int, stack: int):
         from pcnn_explore.agents.reactor import ReactorAgent
         from pcnn_explore.agents.sequence_replay import SequenceReplay
+        from pcnn_explore.envs import auto_network
 
-        self.agent = ReactorAgent(obs_shape, n_actions, num_envs=cfg.num_envs, network=cfg.network,
-                                  hidden=cfg.hidden, gamma=cfg.gamma, lr=cfg.lr, device=cfg.device)
+        self.agent = ReactorAgent(obs_shape, n_actions, num_envs=cfg.num_envs,
+                                  network=auto_network(cfg.env, cfg.network), hidden=cfg.hidden, gamma=cfg.gamma, lr=cfg.lr, device=cfg.device)
         self.replay = SequenceReplay(cfg.num_envs, cfg.replay_capacity, obs_shape, stack=stack)
         self.device = self.agent.device
 

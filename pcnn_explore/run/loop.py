@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from pcnn_explore.envs import auto_network
 from pcnn_explore.run.config import TrainConfig
 from pcnn_explore.exploration import ExplorationTracker
 from pcnn_explore.run.metrics import EpisodeStats, WindowStats, crossed, exploration_columns, tensorboard_writer
@@ -160,7 +161,8 @@ def run_loop(cfg: TrainConfig, start: Resume, progress: bool = True, lock: RunLo
             tracker.update(info, step)
         stats = EpisodeStats.from_state(r["stats"], learner.device) if r["stats"] else EpisodeStats(learner.device)
         slots.append(Slot(int(r["episode"]), obs, info.get("density_frame"), stats, [int(a) for a in r["actions"]]))
-    shapes = {"obs_shape": list(envs.observation_space.shape), "n_actions": int(envs.action_space.n)}
+    shapes = {"obs_shape": list(envs.observation_space.shape), "n_actions": int(envs.action_space.n),
+              "network": auto_network(cfg.env, cfg.network)}
 
     writer = CheckpointWriter(out, owner=lock.check_owner)
 

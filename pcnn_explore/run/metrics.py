@@ -37,7 +37,10 @@ class EpisodeStats:
 
     def __init__(self, device):
         self.ret, self.length, self.intr, self.pg, self.n_pg, self.n_loss = 0.0, 0, 0.0, 0.0, 0, 0
-        self.loss = torch.zeros((), device=device)  # summed on the device: no sync per gradient step
+        self.device = device
+        # summed on the device (no sync per gradient step); None until the episode's first loss (an
+        # episode without a gradient step builds no tensor: 0 + loss is loss, bit for bit)
+        self.loss = None
 
     def add_step(self, reward: float, record) -> None:
         self.ret += float(reward)
@@ -48,19 +51,19 @@ class EpisodeStats:
             self.n_pg += 1
 
     def add_loss(self, loss) -> None:
-        self.loss += loss
+        self.loss = loss.clone() if self.loss is None else self.loss.add_(loss)
         self.n_loss += 1
 
     def state(self) -> dict:
         """Plain numbers, for a checkpoint taken mid-episode."""
         return {"ret": self.ret, "length": self.length, "intr": self.intr, "pg": self.pg, "n_pg": self.n_pg,
-                "loss": float(self.loss), "n_loss": self.n_loss}
+                "loss": float(self.loss) if self.loss is not None else 0.0, "n_loss": self.n_loss}
 
     @classmethod
     def from_state(cls, d: dict, device) -> "EpisodeStats":
         stats = cls(device)
         stats.ret, stats.length, stats.intr, stats.pg = float(d["ret"]), int(d["length"]), float(d["intr"]), float(d["pg"])
-        stats.loss += float(d["loss"])
+        stats.loss = torch.zeros((), device=device) + float(d["loss"])
         stats.n_loss = int(d["n_loss"])
         # checkpoints of earlier versions did not count the density updates: every step (bonus_fraction 1)
         stats.n_pg = int(d.get("n_pg", d["length"]))

@@ -402,15 +402,16 @@ def load_policy(path: str | os.PathLike, epsilon: float = 0.0, device: str = "cp
         raise ValueError(f"{file} is not a policy saved by pcnn-explore train")
     c = saved["config"]
     obs_shape, n_actions = tuple(saved["obs_shape"]), int(saved["n_actions"])
+    network = saved.get("network", c["network"])  # the kind "auto" resolved to (absent before mlp: auto's own)
     if "net" in saved:  # Reactor: actions sampled from its recurrent policy
         from pcnn_explore.agents.reactor import ReactorAgent
 
-        agent = ReactorAgent(obs_shape, n_actions, network=c["network"], hidden=c["hidden"], device=device)
+        agent = ReactorAgent(obs_shape, n_actions, network=network, hidden=c["hidden"], device=device)
         agent.net.load_state_dict(saved["net"])
     else:
         from pcnn_explore.agents.dqn import DQNAgent
 
-        agent = DQNAgent(obs_shape, n_actions, network=c["network"], hidden=c["hidden"], device=device)
+        agent = DQNAgent(obs_shape, n_actions, network=network, hidden=c["hidden"], device=device)
         agent.q.load_state_dict(saved["q"])
         agent.q.eval()
     step = int(saved["step"]) if "step" in saved else None
