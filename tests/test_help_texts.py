@@ -27,9 +27,9 @@ def test_train_help_says_the_default_profile_and_what_the_flags_do(capsys):
     every = text[text.index("--checkpoint-every N|auto agent steps"):]
     every = every[:every.index("--device")]
     assert "episode end" not in every and "mid-episode too" in every
-    network = text[text.index("--network {auto,nature,small} "):]
+    network = " ".join(text[text.index("--network {auto,nature,small,mlp} "):].split())
     network = network[:network.index("--hidden")]
-    assert "MLP" not in network and "small CNN" in network
+    assert "small (a small CNN" in network and "mlp (two dense layers of 50" in network  # small is no MLP
     assert "``" not in text
 
 
