@@ -14,7 +14,7 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
-__all__ = ["SettingError", "flag", "check_int", "check_number", "check_choice", "check_bool", "arg_type",
+__all__ = ["RunError", "SettingError", "flag", "check_int", "check_number", "check_choice", "check_bool", "arg_type",
            "describe_int", "describe_number", "AUTO"]
 
 #: what a flag given the word ``auto`` parses to: the field's None ("automatic"), even over a preset
@@ -46,6 +46,10 @@ class SettingError(ValueError):
 
     def for_cli(self) -> str:
         return self._render(self.cli, flag)
+
+
+class RunError(SettingError):
+    """A run cannot start or resume as asked; the text names the folder and the way out."""
 
 
 def describe_int(low: int) -> str:

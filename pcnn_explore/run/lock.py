@@ -8,7 +8,7 @@ holder writes into the lock file once it has the lock.
 Across machines a file lock on a shared file system cannot be trusted, so the lock file also holds
 a fresh attempt id (``{"attempt", "host", "pid", "started"}``, JSON). Before each checkpoint the run
 reads it back (:meth:`RunLock.check_owner`): once another attempt has written its own id there,
-this one stops without writing (:class:`~pcnn_explore.run.state.RunError`).
+this one stops without writing (:class:`~pcnn_explore.checks.RunError`).
 
 The lock is per process and re-entrant: code that already holds a folder (a sweep trial clearing
 what a dead attempt left) can call ``train`` on it, which then holds it as well.
@@ -25,6 +25,8 @@ import uuid
 from pathlib import Path
 from typing import Callable
 
+from pcnn_explore.checks import RunError
+
 __all__ = ["LOCK", "RunLock", "holder", "probe"]
 
 LOCK = "run.lock"
@@ -37,9 +39,7 @@ class _Hold:
         self.fd, self.attempt, self.depth = fd, attempt, 1
 
 
-def _error(template: str):
-    from pcnn_explore.run.state import RunError
-
+def _error(template: str) -> RunError:
     return RunError(template)
 
 

@@ -42,7 +42,7 @@ import torch
 
 from pcnn_explore.atomic import write_text_atomic
 from pcnn_explore.checkpoint import CorruptFile, load, read_meta, save_atomic
-from pcnn_explore.checks import SettingError
+from pcnn_explore.checks import RunError, SettingError
 from pcnn_explore.run.config import RESUMABLE_CHANGES, TrainConfig
 
 __all__ = ["LOG_COLUMNS", "CHECKPOINT", "POLICY", "LOG", "SETTINGS", "FORMAT", "RunError", "Resume", "episode_seed",
@@ -54,10 +54,6 @@ LOG_COLUMNS = ("step", "episode", "return", "length", "complete", "intrinsic_ret
                "density_updates")
 CHECKPOINT, POLICY, LOG, SETTINGS = "checkpoint.pt", "policy.pt", "log.csv", "settings.json"
 FORMAT = 2  # 2: replay in per-env shards, running episodes stored per env
-
-
-class RunError(SettingError):
-    """A run cannot start or resume as asked; the text names the folder and the way out."""
 
 
 def episode_seed(seed: int, episode: int) -> int:

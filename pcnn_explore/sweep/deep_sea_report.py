@@ -26,7 +26,7 @@ from pathlib import Path
 
 from pcnn_explore.deep_sea import deep_sea_size
 from pcnn_explore.deep_sea_protocol import PROTOCOL_EPISODES, solve_episode, solved_in_time, successes_from_log
-from pcnn_explore.sweep.grid import SweepError
+from pcnn_explore.sweep.grid import SweepError, line_label
 from pcnn_explore.sweep.runner import read_sweep
 
 __all__ = ["SCALING_COLUMNS", "SCORE_COLUMNS", "deep_sea_records", "evaluate_deep_sea", "write_deep_sea_report"]
@@ -106,7 +106,6 @@ def write_deep_sea_report(sweep_dir: str | os.PathLike, episodes: int = PROTOCOL
     from pcnn_explore.atomic import atomic_write, write_text_atomic
     from pcnn_explore.experiments.agent_variants import variant_colour
     from pcnn_explore.plots.deep_sea import plot_deep_sea_scaling
-    from pcnn_explore.sweep.report import line_label
 
     if not deep_sea_records(sweep_dir)[0]:
         return []

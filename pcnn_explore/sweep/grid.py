@@ -139,6 +139,14 @@ def _show(value: Any) -> str:
     return "auto" if value is None else str(value)
 
 
+def line_label(line: str) -> str:
+    """The paper's name of a line: ``pixelcnn_mmc,pg_scale=10`` -> ``DQN-PixelCNN, pg_scale=10``."""
+    from pcnn_explore.experiments.agent_variants import variant_label
+
+    variant, _, rest = line.partition(",")
+    return variant_label(variant) + (", " + rest.replace(",", ", ") if rest else "")
+
+
 def line_name(variant: str, named: Mapping[str, Any]) -> str:
     """A trial's line: ``pixelcnn_mmc`` or ``pixelcnn_mmc,pg_scale=10`` (the settings in ``named``, sorted).
 

@@ -34,7 +34,7 @@ import time
 from pathlib import Path
 
 from pcnn_explore import evaluation as ev
-from pcnn_explore.sweep.grid import SweepError, folder_safe
+from pcnn_explore.sweep.grid import SweepError, folder_safe, line_label
 from pcnn_explore.sweep.runner import read_sweep
 
 __all__ = ["load_taxonomy", "load_paper_scores", "paper_column", "line_label", "evaluate_sweep", "write_report",
@@ -82,14 +82,6 @@ def paper_column(line: str) -> tuple[str, str] | None:
         except ValueError:
             return None
     return None
-
-
-def line_label(line: str) -> str:
-    """The paper's name of a line: ``pixelcnn_mmc,pg_scale=10`` -> ``DQN-PixelCNN, pg_scale=10``."""
-    from pcnn_explore.experiments.agent_variants import variant_label
-
-    variant, _, rest = line.partition(",")
-    return variant_label(variant) + (", " + rest.replace(",", ", ") if rest else "")
 
 
 def _baselines(lines, baseline: str) -> dict[str, str | None]:
