@@ -5,6 +5,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from pcnn_explore.envs import DEEP_SEA_DEFAULTS, DEEP_SEA_MMC_BETA, env_defaults
@@ -86,3 +87,31 @@ def test_ablation_script_rejects_an_unknown_variant(capsys):
     with pytest.raises(SystemExit) as e:
         bench.main(["run", "--variants", "paperish"])
     assert e.value.code == 2 and "invalid choice: 'paperish'" in capsys.readouterr().err
+
+
+def test_a_run_with_deep_seas_defaults_resumes_bit_for_bit(tmp_path):
+    """The kit's DeepSea settings (next state scored, a gradient step every 2 steps, target every 50,
+    MMC 0.5): 200 steps and a resume to 400 give the log and weights of 400 steps run at once."""
+    import torch
+
+    from pcnn_explore.run.loop import train
+    from pcnn_explore.run.state import read_log
+
+    def cfg(name, steps):
+        return TrainConfig.preset("study", env="DeepSea-5-v0", bonus="cts", seed=101, steps=steps, learning_starts=60,
+                                  replay_capacity=1_000, checkpoint_every=0, out_dir=str(tmp_path / name),
+                                  tensorboard=False)
+
+    assert (cfg("a", 1).scored_frame, cfg("a", 1).train_every, cfg("a", 1).mmc_beta) == ("next_state", 2, 0.5)
+    train(cfg("once", 400), progress=False)
+    train(cfg("split", 200), progress=False)
+    train(cfg("split", 400), resume=True, progress=False)
+    once, split = read_log(tmp_path / "once"), read_log(tmp_path / "split")
+    for name in once:
+        if name != "wall_seconds":
+            np.testing.assert_array_equal(once[name], split[name], err_msg=name)
+    assert once["intrinsic_return"].sum() > 0 and np.isfinite(once["td_loss"]).any()
+    a = torch.load(tmp_path / "once" / "policy.pt", weights_only=True)
+    b = torch.load(tmp_path / "split" / "policy.pt", weights_only=True)
+    assert a["step"] == b["step"] == 400 and a["q"].keys() == b["q"].keys() and len(a["q"]) > 0
+    assert all(torch.equal(a["q"][k], b["q"][k]) for k in a["q"])
