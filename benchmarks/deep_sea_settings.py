@@ -14,6 +14,7 @@ Variants (:data:`VARIANTS`):
 - ``earlier``: every DeepSea default as it was before the kit's choices were measured (the state
   acted in, c = 1 with the paper's n^-1/2 decay, MMC beta 0.1, one gradient step per 4 agent steps,
   target copied every 100 steps, epsilon to 0.05).
+- ``earlier_next``: ``earlier`` with the next state scored (the scored frame alone changed).
 - ``dqn``: no bonus (DQN with the same schedule, MMC off as the paper's baseline).
 
 Usage (runs one at a time; a run already in ``--out`` is read, not rerun)::
@@ -45,6 +46,8 @@ VARIANTS = {
     "state": {"scored_frame": "state"},
     "earlier": {"scored_frame": "state", "pg_scale": 1.0, "pg_schedule": "inverse_sqrt", "mmc_beta": 0.1,
                 "train_every": 4, "target_update_every": 100, "epsilon_end": 0.05},
+    "earlier_next": {"scored_frame": "next_state", "pg_scale": 1.0, "pg_schedule": "inverse_sqrt", "mmc_beta": 0.1,
+                     "train_every": 4, "target_update_every": 100, "epsilon_end": 0.05},
     "dqn": {"bonus": "none"},
 }
 
@@ -82,7 +85,7 @@ def summary(path: Path) -> dict:
 
 
 def table(out: Path) -> str:
-    lines = [f"{'variant':<8} {'N':>3} {'seed':>5} {'map':>4} {'episodes':>8} {'solve':>6} {'first+1':>7} {'cells':>9}"]
+    lines = [f"{'variant':<12} {'N':>3} {'seed':>5} {'map':>4} {'episodes':>8} {'solve':>6} {'first+1':>7} {'cells':>9}"]
     rows = []
     for path in sorted(p for p in out.iterdir() if (p / "log.csv").exists()):
         variant, size, seed, mapping = path.name.rsplit("_", 3)
@@ -90,7 +93,7 @@ def table(out: Path) -> str:
     for variant, size, seed, mapping, s in sorted(rows, key=lambda r: (r[1], r[0], r[3], r[2])):
         dash = lambda v: "-" if v is None else str(v)  # noqa: E731
         cells = f"{s['cells']}/{size * (size + 1) // 2}"
-        lines.append(f"{variant:<8} {size:>3} {seed:>5} {mapping:>4} {s['episodes']:>8} {dash(s['solve']):>6} "
+        lines.append(f"{variant:<12} {size:>3} {seed:>5} {mapping:>4} {s['episodes']:>8} {dash(s['solve']):>6} "
                      f"{dash(s['first']):>7} {cells:>9}")
     return "\n".join(lines)
 
