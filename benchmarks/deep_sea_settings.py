@@ -23,6 +23,8 @@ Usage (runs one at a time; a run already in ``--out`` is read, not rerun)::
         --mapping-seeds 42 --variants kit earlier --episodes 3000 --out runs/deep_sea_settings
     python benchmarks/deep_sea_settings.py table --out runs/deep_sea_settings
 
+    python benchmarks/deep_sea_settings.py pairs   # seconds: how CTS counts (cell, action) pairs
+
 The table: variant, size N, seed, mapping seed, episodes run, solve episode by bsuite's rule
 (unsolved: "-"), first episode with the +1 ("-": none), distinct cells visited of the N(N+1)/2.
 
@@ -98,6 +100,57 @@ def table(out: Path) -> str:
     return "\n".join(lines)
 
 
+def pair_counts(size: int = 5, frames: int = 3_000, seed: int = 0) -> dict[str, dict[str, float]]:
+    """Does a location-dependent CTS count (cell, action) pairs? Two ways to show it the action:
+
+    - ``row``: the DeepSea frame (N, N) plus one row whose first pixel holds the action, (N+1, N),
+      8 levels. That pixel's context (left, up, up-left, up-right) sees only the cells (N-1, 0)
+      and (N-1, 1), so its probability is about the action's share over all states: no pair count.
+    - ``level``: every pixel's level offset by 8 a, (N, N) with 8 x actions levels. Every pixel's
+      context then carries the action, so the model counts frames per action.
+
+    ``frames`` cells drawn uniformly from the N(N+1)/2 occupiable ones; in the bottom-right cell
+    only action 0 is taken, elsewhere both at random. Returns, per encoding, the true count and the
+    pseudo-count rho (1 - rho') / (rho' - rho) of (bottom-right, 0), (bottom-right, 1) (never
+    taken: true count 0) and of (2, 1) with action 1.
+    """
+    import copy
+    import math
+
+    from pcnn_explore.density import make_density
+
+    def row(cell, a):
+        f = np.zeros((size + 1, size), np.uint8)
+        f[cell], f[size, 0] = 7, a
+        return f
+
+    def level(cell, a):
+        f = np.zeros((size, size), np.uint8)
+        f[cell] = 7
+        return f + 8 * a
+
+    def pseudo(model, frame):
+        m = copy.deepcopy(model)
+        log_rho, log_rho2 = m.update(frame)
+        r, r2 = math.exp(log_rho), math.exp(log_rho2)
+        return r * (1 - r2) / (r2 - r)
+
+    corner, other = (size - 1, size - 1), (2, 1)
+    cells = [(r, c) for r in range(size) for c in range(r + 1)]
+    out = {}
+    for name, make, shape, levels in (("row", row, (size + 1, size), 8), ("level", level, (size, size), 16)):
+        rng = np.random.default_rng(seed)
+        model, true = make_density("cts", *shape, levels=levels), {}
+        for _ in range(frames):
+            cell = cells[rng.integers(len(cells))]
+            a = 0 if cell == corner else int(rng.integers(2))
+            model.update(make(cell, a))
+            true[(cell, a)] = true.get((cell, a), 0) + 1
+        out[name] = {f"{cell} a={a}: {kind}": value for cell, a in ((corner, 0), (corner, 1), (other, 1))
+                     for kind, value in (("true", true.get((cell, a), 0)), ("pseudo", round(pseudo(model, make(cell, a)), 1)))}
+    return out
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -110,7 +163,12 @@ def main(argv: list[str] | None = None) -> None:
     run.add_argument("--out", type=Path, default=ROOT / "runs" / "deep_sea_settings")
     show = sub.add_parser("table", help="print the table of the runs in --out")
     show.add_argument("--out", type=Path, default=ROOT / "runs" / "deep_sea_settings")
+    sub.add_parser("pairs", help="how CTS counts (cell, action) pairs under two encodings (seconds)")
     args = parser.parse_args(argv)
+    if args.command == "pairs":
+        for name, counts in pair_counts().items():
+            print(name, counts)
+        return
     if args.command == "run":
         args.out.mkdir(parents=True, exist_ok=True)
         for size in args.sizes:

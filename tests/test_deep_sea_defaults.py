@@ -115,3 +115,13 @@ def test_a_run_with_deep_seas_defaults_resumes_bit_for_bit(tmp_path):
     b = torch.load(tmp_path / "split" / "policy.pt", weights_only=True)
     assert a["step"] == b["step"] == 400 and a["q"].keys() == b["q"].keys() and len(a["q"]) > 0
     assert all(torch.equal(a["q"][k], b["q"][k]) for k in a["q"])
+
+
+def test_cts_counts_cell_action_pairs_only_when_every_pixel_sees_the_action():
+    counts = _load_bench().pair_counts(size=4, frames=600, seed=1)
+    for name in ("row", "level"):
+        assert counts[name]["(3, 3) a=1: true"] == 0 and counts[name]["(3, 3) a=0: true"] > 40
+    # the action in one extra pixel: the pair never taken looks as familiar as the one taken
+    assert counts["row"]["(3, 3) a=1: pseudo"] > 0.5 * counts["row"]["(3, 3) a=0: pseudo"] > 10
+    # the action in every pixel's level: the pair never taken has a pseudo-count below 1
+    assert counts["level"]["(3, 3) a=1: pseudo"] < 1 < 10 < counts["level"]["(3, 3) a=0: pseudo"]
