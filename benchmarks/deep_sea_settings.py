@@ -28,8 +28,36 @@ Usage (runs one at a time; a run already in ``--out`` is read, not rerun)::
 The table: variant, size N, seed, mapping seed, episodes run, solve episode by bsuite's rule
 (unsolved: "-"), first episode with the +1 ("-": none), distinct cells visited of the N(N+1)/2.
 
-Measured on this machine (2 shared cores), study profile, ``--bonus cts``: see the table
-``MEASURED`` below (the exact runs named in each row).
+Measured (2 shared CPU cores, study profile, ``--bonus cts``, bsuite's mapping seed 42 and two
+others), with::
+
+    python benchmarks/deep_sea_settings.py run --sizes 14 --seeds 101 --mapping-seeds 42 \
+        --variants kit state earlier                         # and likewise for the other rows
+    python benchmarks/deep_sea_settings.py table
+
+    variant        N  seed  map episodes  solve first+1     cells
+    earlier_next  10   101   42     3000      -    1633     55/55
+    earlier       14   101   42     3000      -     621   102/105
+    state         14   101   42     3000   1422     999   102/105
+    kit           14   101   42     3000   1018     548   101/105
+    kit           14   102    5     3000    338     190   105/105
+    state         14   103    9     3000      -       -    95/105
+    kit           14   103    9     3000      -       -   100/105
+    (D20)
+
+- The kit's defaults solve DeepSea-14 in 2 of 3 (seed, mapping seed) pairs within 3,000 episodes
+  (932 and 907 of their last 1,000 episodes found the +1); seed 103 with mapping 9 never found it
+  (100 of 105 cells), with the state acted in neither (95 cells).
+- The earlier defaults found the +1 on seed 101 (episode 621) but never learnt it (1 of the last
+  1,000 episodes); the scored frame alone does not explain it: the kit's settings with the state
+  acted in (``state``) solved the same run at episode 1,422 (kit: 1,018), and the earlier settings
+  with the next state (``earlier_next``, DeepSea-10) found the +1 at episode 1,633, 12 times in all.
+  What turns a found +1 into a solved size is the rest: c held constant, MMC 0.5, a gradient step
+  every 2 agent steps, the target every 50, epsilon to 0.01 (not separated further: one run each).
+- ``pairs`` (a count of (cell, action) pairs for an action-conditional bonus): one extra pixel
+  holding the action is not enough for a location-dependent CTS (its context sees only its own
+  neighbours: the pair never taken had a pseudo-count of 137 against 138 for the pair taken 194
+  times); offsetting every pixel's level by 8 a counts pairs (0.1 against 171).
 """
 from __future__ import annotations
 
@@ -52,11 +80,6 @@ VARIANTS = {
                      "train_every": 4, "target_update_every": 100, "epsilon_end": 0.05},
     "dqn": {"bonus": "none"},
 }
-
-MEASURED = """
-(filled in from the runs)
-"""
-
 
 def run_dir(out: Path, variant: str, size: int, seed: int, mapping_seed: int) -> Path:
     return out / f"{variant}_N{size}_s{seed}_m{mapping_seed}"
