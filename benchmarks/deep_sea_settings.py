@@ -43,8 +43,10 @@ others), with::
     kit           14   102    5     3000    338     190   105/105
     state         14   103    9     3000      -       -    95/105
     kit           14   103    9     3000      -       -   100/105
-    (D20)
+    kit           20   101   42     5000   1264     825   210/210
 
+- DeepSea-20 (``--episodes 5000``, 100K steps, 13 minutes): the kit's defaults solved seed 101,
+  mapping 42 at episode 1,264 (first +1 at 825).
 - The kit's defaults solve DeepSea-14 in 2 of 3 (seed, mapping seed) pairs within 3,000 episodes
   (932 and 907 of their last 1,000 episodes found the +1); seed 103 with mapping 9 never found it
   (100 of 105 cells), with the state acted in neither (95 cells).
