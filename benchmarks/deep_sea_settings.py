@@ -83,6 +83,7 @@ VARIANTS = {
     "dqn": {"bonus": "none"},
 }
 
+
 def run_dir(out: Path, variant: str, size: int, seed: int, mapping_seed: int) -> Path:
     return out / f"{variant}_N{size}_s{seed}_m{mapping_seed}"
 
@@ -112,7 +113,8 @@ def summary(path: Path) -> dict:
 
 
 def table(out: Path) -> str:
-    lines = [f"{'variant':<12} {'N':>3} {'seed':>5} {'map':>4} {'episodes':>8} {'solve':>6} {'first+1':>7} {'cells':>9}"]
+    lines = [f"{'variant':<12} {'N':>3} {'seed':>5} {'map':>4} {'episodes':>8} {'solve':>6} "
+             f"{'first+1':>7} {'cells':>9}"]
     rows = []
     for path in sorted(p for p in out.iterdir() if (p / "log.csv").exists()):
         variant, size, seed, mapping = path.name.rsplit("_", 3)
@@ -171,8 +173,10 @@ def pair_counts(size: int = 5, frames: int = 3_000, seed: int = 0) -> dict[str, 
             a = 0 if cell == corner else int(rng.integers(2))
             model.update(make(cell, a))
             true[(cell, a)] = true.get((cell, a), 0) + 1
-        out[name] = {f"{cell} a={a}: {kind}": value for cell, a in ((corner, 0), (corner, 1), (other, 1))
-                     for kind, value in (("true", true.get((cell, a), 0)), ("pseudo", round(pseudo(model, make(cell, a)), 1)))}
+        out[name] = {}
+        for cell, a in ((corner, 0), (corner, 1), (other, 1)):
+            out[name][f"{cell} a={a}: true"] = true.get((cell, a), 0)
+            out[name][f"{cell} a={a}: pseudo"] = round(pseudo(model, make(cell, a)), 1)
     return out
 
 

@@ -44,6 +44,7 @@ from typing import Any, Callable
 import gymnasium as gym
 import numpy as np
 
+from pcnn_explore.deep_sea import DEEP_SEA_DEFAULTS, DEEP_SEA_MMC_BETA  # DeepSea's training settings
 from pcnn_explore.frames import to_density_frame
 
 __all__ = ["make_env", "make_raw_env", "check_env_id", "is_atari", "is_minigrid", "is_deep_sea", "density_shape",
@@ -91,44 +92,13 @@ def density_shape(env_id: str) -> tuple[int, int]:
     return (n, n) if n is not None else DENSITY_SHAPE
 
 
-#: DeepSea's training settings (TrainConfig fields) on top of the profile's preset. Each is the kit's
-#: choice for DeepSea, with the paper's (Atari) value beside it; ``benchmarks/deep_sea_settings.py``
-#: runs the ablation (kit's against earlier forms on the same seeds) and holds the measured table:
-#: on DeepSea-14 (3,000 episodes) these solved 2 of 3 (seed, mapping) pairs by bsuite's rule, and
-#: DeepSea-20 seed 101, mapping 42 at episode 1,264 of 5,000; the
-#: earlier defaults (x_t scored, c = 1 decayed, MMC 0.1, 4 steps per update, target every 100,
-#: epsilon to 0.05) found the +1 on seed 101 but did not solve it.
-#: Episodes are N steps, so epsilon decays within the first ~100 episodes (2,000 steps), learning
-#: starts after 500 steps.
-DEEP_SEA_DEFAULTS = {
-    # the frame reached by the action, x_{t+1} (the paper: "the density model receives a single
-    # frame", not which; Bellemare et al. 2016 score the state acted in, x_t): x_{t+1} tells
-    # DeepSea's two actions apart, so "right" is rewarded where it leads somewhere new (DeepSea-14,
-    # seed 101, mapping 42: solved at episode 1,018 against 1,422 with x_t; neither alone decides it)
-    "scored_frame": "next_state",
-    # c = 0.1 held constant (the paper: c = 0.1 decayed as n^-1/2 over density updates n; with the
-    # decay the bonus of a new cell had fallen to about 0.004 by 18K steps on DeepSea-10)
-    "pg_scale": 0.1, "pg_schedule": "constant",
-    # one gradient step per 2 agent steps, target copied every 50 (Nature DQN: 4 and 10,000): a +1
-    # found once must be replayed often and travel N steps back quickly
-    "train_every": 2, "target_update_every": 50,
-    # epsilon 1 -> 0.01 over 2,000 steps (Nature DQN: -> 0.1 over 1M): the bonus explores
-    "epsilon_decay_steps": 2_000, "epsilon_end": 0.01,
-    "learning_starts": 500, "lr": 1e-3,  # (Nature DQN: 50,000 and 2.5e-4)
-}
-#: mixed Monte Carlo beta of a count-based DQN on DeepSea when ``mmc_beta`` is auto (the kit's; the
-#: paper's 0.1 is the auto value elsewhere): the return of an episode that found the +1 reaches its
-#: first state at once
-DEEP_SEA_MMC_BETA = 0.5
-
-
 def env_defaults(env_id: str, profile: str = "study") -> dict:
     """TrainConfig fields that ``env_id`` needs beyond ``TrainConfig.preset(profile)`` (``{}``: none).
 
     The training loop applies them under the user's own settings: preset < env_defaults < user.
-    DeepSea (study and paper profiles): :data:`DEEP_SEA_DEFAULTS` (and, through
-    ``TrainConfig``'s auto ``mmc_beta``, :data:`DEEP_SEA_MMC_BETA`). Every other env, and the smoke
-    profile: none.
+    DeepSea (study and paper profiles): :data:`pcnn_explore.deep_sea.DEEP_SEA_DEFAULTS` (and, through
+    ``TrainConfig.preset``'s auto ``mmc_beta``, :data:`pcnn_explore.deep_sea.DEEP_SEA_MMC_BETA`). Every
+    other env, and the smoke profile: none.
     """
     check_env_id(env_id)
     if is_deep_sea(env_id) and profile != "smoke":

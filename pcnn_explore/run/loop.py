@@ -4,7 +4,7 @@ One agent step (Atari: 4 emulator frames): pick a_t epsilon-greedily from the ob
 with a bonus, train the density model once on the density frame of the scored state
 (``scored_frame="state"``: x_t, the state in which the action is taken, as in Bellemare et al.
 2016; ``"next_state"``: x_{t+1}, the state the action leads to, DeepSea's default, the kit's
-choice: see :data:`pcnn_explore.envs.DEEP_SEA_DEFAULTS`. The paper says only that "the density
+choice: see :data:`pcnn_explore.deep_sea.DEEP_SEA_DEFAULTS`. The paper says only that "the density
 model receives a single frame", not which) and get r+_t from
 :class:`pcnn_explore.bonus.PseudoCountBonus`; step the env; store (x_t, a_t, clip(r_t + r+_t, -1, 1),
 x_{t+1}) in replay (``intrinsic_only``: clip(r+_t, -1, 1)); every ``train_every`` agent steps after
