@@ -59,7 +59,7 @@ _PREFIX = "DeepSea-"
 #: choice for DeepSea, with the paper's (Atari) value beside it; ``benchmarks/deep_sea_settings.py``
 #: runs the ablation (kit's against earlier forms on the same seeds) and holds the measured table:
 #: on DeepSea-14 (3,000 episodes) these solved 2 of 3 (seed, mapping) pairs by bsuite's rule, and
-#: DeepSea-20 seed 101, mapping 42 at episode 1,264 of 5,000; the
+#: DeepSea-20 in 2 of 2 (episodes 1,264 and 1,921 of 5,000); the
 #: earlier defaults (x_t scored, c = 1 decayed, MMC 0.1, 4 steps per update, target every 100,
 #: epsilon to 0.05) found the +1 on seed 101 but did not solve it.
 #: Episodes are N steps, so epsilon decays within the first ~100 episodes (2,000 steps), learning
