@@ -44,10 +44,14 @@ from typing import Any, Callable
 import gymnasium as gym
 import numpy as np
 
-from pcnn_explore.frames import to_density_frame
+from pcnn_explore.deep_sea import DEEP_SEA_DEFAULTS, DEEP_SEA_MMC_BETA  # DeepSea's training settings
+from pcnn_explore.env_info import (MONTEZUMA_ROOM_RAM, DensityFrameInfo, ExplorationInfo, _ale_rgb,  # noqa: F401
+                                   _cached_minigrid_rgb, _deep_sea_picture, _full_render, _minigrid_cell,
+                                   _minigrid_rgb, _minigrid_success, _montezuma_room)
 
 __all__ = ["make_env", "make_raw_env", "check_env_id", "minigrid_action_count", "auto_network", "is_atari", "is_minigrid",
-           "is_deep_sea", "density_shape", "env_defaults", "DensityFrameInfo", "ExplorationInfo"]
+           "is_deep_sea", "density_shape", "env_defaults", "DEEP_SEA_DEFAULTS", "DEEP_SEA_MMC_BETA", "DensityFrameInfo",
+           "ExplorationInfo"]
 
 EXAMPLE_IDS = ("ALE/Pong-v5", "ALE/MontezumaRevenge-v5", "ALE/Freeway-v5", "MiniGrid-Empty-8x8-v0",
                "MiniGrid-DoorKey-8x8-v0", "MiniGrid-MultiRoom-N4-S5-v1", "DeepSea-20-v0")
@@ -91,23 +95,13 @@ def density_shape(env_id: str) -> tuple[int, int]:
     return (n, n) if n is not None else DENSITY_SHAPE
 
 
-#: DeepSea's training settings (TrainConfig fields) on top of the profile's preset: episodes are
-#: N steps, so epsilon decays within the first ~100 episodes (2,000 steps), learning starts after
-#: 500 steps and the target network follows every 100 steps (a +1 found at step N of an episode
-#: must travel N steps back). PG scale c = 1 (the paper's 0.1 is for Atari's 10^7+ steps; its
-#: Fig. 12 finds c in {0.1, 1, 10} robust, higher c exploring harder): on DeepSea-10 within
-#: 1,500 episodes DQN-CTS found the +1 about 3x sooner with c = 1 than with 0.1 (one seed each).
-#: The smoke profile keeps its own settings.
-DEEP_SEA_DEFAULTS = {"epsilon_decay_steps": 2_000, "epsilon_end": 0.05, "learning_starts": 500,
-                     "target_update_every": 100, "lr": 1e-3, "pg_scale": 1.0}
-
-
 def env_defaults(env_id: str, profile: str = "study") -> dict:
     """TrainConfig fields that ``env_id`` needs beyond ``TrainConfig.preset(profile)`` (``{}``: none).
 
     The training loop applies them under the user's own settings: preset < env_defaults < user.
-    DeepSea (study and paper profiles): :data:`DEEP_SEA_DEFAULTS`. Every other env, and the smoke
-    profile: none.
+    DeepSea (study and paper profiles): :data:`pcnn_explore.deep_sea.DEEP_SEA_DEFAULTS` (and, through
+    ``TrainConfig.preset``'s auto ``mmc_beta``, :data:`pcnn_explore.deep_sea.DEEP_SEA_MMC_BETA`). Every
+    other env, and the smoke profile: none.
     """
     check_env_id(env_id)
     if is_deep_sea(env_id) and profile != "smoke":
@@ -159,119 +153,6 @@ def check_env_id(env_id: object) -> str:
         raise ValueError(f"Atari env id {env_id!r}: use the -v5 id (for example 'ALE/Pong-v5'); "
                          "sticky actions and frame skip are set by make_env's arguments")
     return env_id
-
-
-class DensityFrameInfo(gym.Wrapper):
-    """Adds ``info["density_frame"]`` ((42, 42) uint8, 0..7) to every ``reset`` and ``step``
-    (unless ``density_frame=False``).
-
-    ``rgb_fn(env)`` returns the (H, W, 3) uint8 RGB picture of the current state. With
-    ``keep_rgb=True`` that picture is also returned as ``info["rgb"]`` (for recording code).
-    ``frame_fn(env)``, if given, makes the density frame instead of ``to_density_frame(picture)``
-    (DeepSea: one pixel per cell).
-    """
-
-    def __init__(self, env: gym.Env, rgb_fn: Callable[[gym.Env], np.ndarray], keep_rgb: bool = False,
-                 density_frame: bool = True, frame_fn: Callable[[gym.Env], np.ndarray] | None = None):
-        super().__init__(env)
-        self._rgb_fn = rgb_fn
-        self._keep_rgb = keep_rgb
-        self._density_frame = density_frame
-        self._frame_fn = frame_fn
-
-    def _add(self, info: dict) -> dict:
-        if not (self._density_frame or self._keep_rgb):
-            return info
-        info = dict(info)
-        if self._frame_fn is not None and not self._keep_rgb:
-            info["density_frame"] = self._frame_fn(self.env)
-            return info
-        rgb = self._rgb_fn(self.env)
-        if self._density_frame:
-            info["density_frame"] = self._frame_fn(self.env) if self._frame_fn else to_density_frame(rgb)
-        if self._keep_rgb:
-            info["rgb"] = rgb
-        return info
-
-    def reset(self, **kwargs):
-        obs, info = self.env.reset(**kwargs)
-        return obs, self._add(info)
-
-    def step(self, action):
-        obs, reward, terminated, truncated, info = self.env.step(action)
-        return obs, reward, terminated, truncated, self._add(info)
-
-
-def _ale_rgb(env: gym.Env) -> np.ndarray:
-    return env.unwrapped.ale.getScreenRGB()
-
-
-def _full_render(u: Any, tile_size: int) -> np.ndarray:
-    """The full-grid RGB render of a MiniGrid env without the view-cone highlight, (H, W, 3) uint8.
-
-    The same picture as ``get_frame(highlight=False, tile_size=tile_size)``, built from MiniGrid's
-    cached tiles without its per-cell numpy comparisons and visibility mask (several times faster).
-    """
-    from minigrid.core.grid import Grid
-
-    grid = u.grid
-    w, h = grid.width, grid.height
-    ax, ay = int(u.agent_pos[0]), int(u.agent_pos[1])
-    agent_cell = ay * w + ax
-    tiles = [Grid.render_tile(cell, agent_dir=u.agent_dir if k == agent_cell else None, highlight=False,
-                              tile_size=tile_size)
-             for k, cell in enumerate(grid.grid)]
-    # Tiles are float (anti-aliasing means); MiniGrid casts them to uint8 on assignment, as here.
-    img = np.stack(tiles).astype(np.uint8).reshape(h, w, tile_size, tile_size, 3)
-    return np.ascontiguousarray(img.transpose(0, 2, 1, 3, 4)).reshape(h * tile_size, w * tile_size, 3)
-
-
-def _cached_minigrid_rgb(env: gym.Env) -> np.ndarray:
-    """The picture :class:`MiniGridPixels` made for this step's observation (rendered once): the
-    full-grid render with ``view="full"``, the agent's view with ``view="partial"``."""
-    return env.get_wrapper_attr("view_rgb")
-
-
-class ExplorationInfo(gym.Wrapper):
-    """Adds ``info["cell"]`` (``cell_fn(env)``, hashable) and ``info["success"]`` (``success_fn(reward,
-    terminated)``; False after ``reset``) to every ``reset`` and ``step``."""
-
-    def __init__(self, env: gym.Env, cell_fn: Callable[[gym.Env], Any], success_fn: Callable[[float, bool], bool]):
-        super().__init__(env)
-        self._cell_fn, self._success_fn = cell_fn, success_fn
-
-    def reset(self, **kwargs):
-        obs, info = self.env.reset(**kwargs)
-        return obs, {**info, "cell": self._cell_fn(self.env), "success": False}
-
-    def step(self, action):
-        obs, reward, terminated, truncated, info = self.env.step(action)
-        info = {**info, "cell": self._cell_fn(self.env), "success": bool(self._success_fn(reward, terminated))}
-        return obs, reward, terminated, truncated, info
-
-
-def _minigrid_cell(env: gym.Env) -> tuple[int, int]:
-    x, y = env.unwrapped.agent_pos
-    return int(y), int(x)
-
-
-def _minigrid_success(reward: float, terminated: bool) -> bool:
-    return bool(terminated and reward > 0)  # MiniGrid rewards only success, on the terminating step
-
-
-MONTEZUMA_ROOM_RAM = 3  # RAM address of the current room in Montezuma's Revenge
-
-
-def _montezuma_room(env: gym.Env) -> int:
-    return int(env.unwrapped.ale.getRAM()[MONTEZUMA_ROOM_RAM])
-
-
-def _deep_sea_picture(env: gym.Env) -> np.ndarray:
-    return np.repeat(env.unwrapped.observation()[0][..., None], 3, axis=2)  # (N, N, 3), agent white
-
-
-def _minigrid_rgb(tile_size: int) -> Callable[[gym.Env], np.ndarray]:
-    return lambda env: _full_render(env.unwrapped, tile_size)
 
 
 class MiniGridPixels(gym.ObservationWrapper):

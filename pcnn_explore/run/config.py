@@ -54,11 +54,11 @@ class TrainConfig(ExperimentSettings):
     env: str = "MiniGrid-Empty-5x5-v0"  # ALE/<Game>-v5, a MiniGrid-* id or DeepSea-N-v0, e.g. ALE/MontezumaRevenge-v5
     agent: str = "dqn"  # dqn (the paper's DQN, with MMC where mmc_beta > 0) or reactor (Retrace actor-critic, Sec. 4.2)
     bonus: str = "none"  # density model of the pseudo-count bonus, or none
-    mmc_beta: float | None = None  # beta of the mixed Monte Carlo target; auto: 0.1 with a bonus, 0 without (the paper's)
+    mmc_beta: float | None = None  # beta of the mixed Monte Carlo target; auto: 0.1 with a bonus, 0 without (the paper's; DeepSea: 0.5 with a bonus, the kit's)
     pg_scale: float = 0.1  # c in r+ = (exp(c n^-1/2 PG+) - 1)^-1/2
-    pg_schedule: str = "inverse_sqrt"  # decay of c over density-model updates n
+    pg_schedule: str = "inverse_sqrt"  # decay of c over density-model updates n (inverse_sqrt: the paper's; DeepSea's default constant, the kit's)
     bonus_fraction: float | None = None  # share of agent steps, drawn at random (seeded), on which the density model is updated and r+ added (auto: 1 for dqn, 0.25 for reactor, as in the paper)
-    scored_frame: str = "state"  # the frame the density model scores: the state acted in (the paper's), or the next
+    scored_frame: str = "state"  # the frame the density model scores each step: the state acted in (Bellemare et al. 2016's; the paper says only that the density model receives a single frame), or the next state (DeepSea's default, the kit's)
     intrinsic_only: bool = False  # learn from r+ alone (the extrinsic return is still logged)
     double_q: bool = False  # double Q-learning (the paper: regular Q-learning)
     running_episode: str = "paper"  # MC return of the running episode's transitions: 0 (paper) or sample finished episodes only
@@ -115,15 +115,22 @@ class TrainConfig(ExperimentSettings):
     @classmethod
     def preset(cls, profile: str, **overrides: Any) -> "TrainConfig":
         """The profile's preset, then the env's own defaults (``pcnn_explore.envs.env_defaults``:
-        e.g. DeepSea's short exploration schedule), then ``overrides`` (None: not given)."""
-        from pcnn_explore.envs import env_defaults
+        e.g. DeepSea's short exploration schedule), then ``overrides`` (None: not given).
+
+        On DeepSea (where env_defaults apply) an auto ``mmc_beta`` of a DQN with a bonus resolves to
+        ``pcnn_explore.envs.DEEP_SEA_MMC_BETA`` (the kit's 0.5) instead of the paper's 0.1."""
+        from pcnn_explore.envs import DEEP_SEA_MMC_BETA, env_defaults, is_deep_sea
 
         env = overrides.get("env") or cls.env
         try:
             defaults = env_defaults(env, profile)
         except ValueError:
             defaults = {}  # an unknown env id: validation names it below
-        return super().preset(profile, **{**defaults, **{k: v for k, v in overrides.items() if v is not None}})
+        given = {k: v for k, v in overrides.items() if v is not None}
+        if (defaults and is_deep_sea(env) and "mmc_beta" not in given
+                and given.get("bonus", cls.bonus) != "none" and given.get("agent", cls.agent) == "dqn"):
+            defaults["mmc_beta"] = DEEP_SEA_MMC_BETA
+        return super().preset(profile, **{**defaults, **given})
 
     def __post_init__(self) -> None:
         if self.mmc_beta is None:
