@@ -95,6 +95,7 @@ def test_a_run_with_deep_seas_defaults_resumes_bit_for_bit(tmp_path):
     import torch
 
     from pcnn_explore.run.loop import train
+    from pcnn_explore.checkpoint import load
     from pcnn_explore.run.state import read_log
 
     def cfg(name, steps):
@@ -111,8 +112,8 @@ def test_a_run_with_deep_seas_defaults_resumes_bit_for_bit(tmp_path):
         if name != "wall_seconds":
             np.testing.assert_array_equal(once[name], split[name], err_msg=name)
     assert once["intrinsic_return"].sum() > 0 and np.isfinite(once["td_loss"]).any()
-    a = torch.load(tmp_path / "once" / "policy.pt", weights_only=True)
-    b = torch.load(tmp_path / "split" / "policy.pt", weights_only=True)
+    a = load(tmp_path / "once" / "policy.pt")  # pcnn_explore.checkpoint: checksum checked, weights_only
+    b = load(tmp_path / "split" / "policy.pt")
     assert a["step"] == b["step"] == 400 and a["q"].keys() == b["q"].keys() and len(a["q"]) > 0
     assert all(torch.equal(a["q"][k], b["q"][k]) for k in a["q"])
 

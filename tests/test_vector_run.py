@@ -42,14 +42,21 @@ def test_one_env_gives_exactly_the_single_env_run(tmp_path):
 
 def test_deep_sea_with_the_small_network_gives_the_run_before_the_mlp(tmp_path):
     # tests/data holds the log of this run made by the loop before the MLP and the in-process vector
-    # env (wall time dropped); DeepSea's action mapping as it was then (mapping seed 0)
-    extra = {"mapping_seed": 0} if "mapping_seed" in TrainConfig.__dataclass_fields__ else {}
+    # env (wall time dropped), with DeepSea's action mapping (mapping seed 0) and DeepSea's training
+    # defaults as they were then (given here explicitly: the kit's DeepSea defaults have changed since).
+    # distinct_cells is left out: it no longer counts the row below the grid that the last step reaches
+    # (one definition: the N (N + 1) / 2 cells an agent can occupy), so it differs by design.
+    then = dict(mapping_seed=0, scored_frame="state", pg_scale=1.0, pg_schedule="inverse_sqrt", mmc_beta=0.1,
+                train_every=4, target_update_every=100, epsilon_end=0.05, epsilon_decay_steps=2_000,
+                learning_starts=500, lr=1e-3)
     cfg = TrainConfig.preset("study", env="DeepSea-8-v0", bonus="cts", steps=1600, seed=3, tensorboard=False,
-                             network="small", out_dir=str(tmp_path / "r"), num_envs=1, **extra)
+                             network="small", out_dir=str(tmp_path / "r"), num_envs=1, **then)
     train(cfg, progress=False)
     got = [row[:10] + row[11:] for row in csv.reader(open(tmp_path / "r" / "log.csv"))]
-    assert got[0][10:] == ["distinct_cells", "first_success_step", "density_updates"]
-    assert got == list(csv.reader(open(GOLDEN_DEEP_SEA)))
+    want = list(csv.reader(open(GOLDEN_DEEP_SEA)))
+    assert got[0][10:] == ["distinct_cells", "first_success_step", "density_updates"] == want[0][10:]
+    assert len(got) == len(want) > 100
+    assert [row[:10] + row[11:] for row in got] == [row[:10] + row[11:] for row in want]
 
 
 def test_two_envs_log_every_step_once_and_keep_the_replay_ratio(tmp_path):
