@@ -26,7 +26,7 @@ from pathlib import Path
 
 from pcnn_explore.deep_sea import deep_sea_size
 from pcnn_explore.deep_sea_protocol import PROTOCOL_EPISODES, solve_episode, solved_in_time, successes_from_log
-from pcnn_explore.sweep.grid import SweepError, line_label
+from pcnn_explore.sweep.grid import SweepError, line_colour, line_label
 from pcnn_explore.sweep.runner import read_sweep
 
 __all__ = ["SCALING_COLUMNS", "SCORE_COLUMNS", "deep_sea_records", "evaluate_deep_sea", "write_deep_sea_report"]
@@ -104,7 +104,6 @@ def write_deep_sea_report(sweep_dir: str | os.PathLike, episodes: int = PROTOCOL
     no DeepSea trial, or (``required=False``) none that has logged an episode. Everything is
     computed before the first file is written."""
     from pcnn_explore.atomic import atomic_write, write_text_atomic
-    from pcnn_explore.experiments.agent_variants import variant_colour
     from pcnn_explore.plots.deep_sea import plot_deep_sea_scaling
 
     if not deep_sea_records(sweep_dir)[0]:
@@ -117,7 +116,7 @@ def write_deep_sea_report(sweep_dir: str | os.PathLike, episodes: int = PROTOCOL
         return []
     variants = list(dict.fromkeys(r["variant"] for r in result["rows"]))
     fig = plot_deep_sea_scaling(result["rows"], {v: line_label(v) for v in variants},
-                                {v: variant_colour(v.split(",")[0]) for v in variants},
+                                {v: line_colour(v) for v in variants},
                                 f"Deep sea: episodes to solve (bsuite's rule, within {episodes:,} episodes)")
     out = Path(sweep_dir) / "report" if out is None else Path(out)
     out.mkdir(parents=True, exist_ok=True)

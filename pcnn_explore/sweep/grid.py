@@ -147,6 +147,13 @@ def line_label(line: str) -> str:
     return variant_label(variant) + (", " + rest.replace(",", ", ") if rest else "")
 
 
+def line_colour(line: str) -> str | None:
+    """The colour of a line's variant in every figure (None: the figure's default)."""
+    from pcnn_explore.experiments.agent_variants import variant_colour
+
+    return variant_colour(line.partition(",")[0])
+
+
 def line_name(variant: str, named: Mapping[str, Any]) -> str:
     """A trial's line: ``pixelcnn_mmc`` or ``pixelcnn_mmc,pg_scale=10`` (the settings in ``named``, sorted).
 
