@@ -34,6 +34,7 @@ import time
 from pathlib import Path
 
 from pcnn_explore import evaluation as ev
+from pcnn_explore.atomic import fsync_dir
 from pcnn_explore.sweep.grid import SweepError, folder_safe, line_label
 from pcnn_explore.sweep.runner import read_sweep
 
@@ -196,22 +197,9 @@ def write_report(sweep_dir: str | os.PathLike, window: int | None = None, baseli
         if stale.exists() and not final.exists():
             os.rename(stale, final)
         raise
-    _fsync_dir(root)
+    fsync_dir(root)  # the swap is on disk before the old report goes
     shutil.rmtree(stale, ignore_errors=True)
     return [final / n for n in names]
-
-
-def _fsync_dir(folder: Path) -> None:
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 def _write_files(result: dict, out: Path) -> list[str]:
