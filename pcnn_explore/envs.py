@@ -59,14 +59,19 @@ EXAMPLE_IDS = ("ALE/Pong-v5", "ALE/MontezumaRevenge-v5", "ALE/Freeway-v5", "Mini
 DENSITY_SHAPE = (42, 42)
 
 
-def _register_all() -> None:
-    import ale_py
-    import minigrid  # noqa: F401  (registers the MiniGrid-* ids)
+def _register(env_id: str) -> None:
+    """Register the ids of ``env_id``'s family with gymnasium, importing only that family's package
+    (a DeepSea run never imports ale-py or MiniGrid: seconds of start-up); an id of no known
+    family registers every family, so that the error can list what exists."""
+    # DeepSea-{N}-v0 are registered by pcnn_explore.deep_sea, imported above
+    if is_atari(env_id) or not env_id.startswith(("MiniGrid-", "DeepSea-")):
+        import ale_py
 
-    import pcnn_explore.deep_sea  # noqa: F401  (registers DeepSea-{N}-v0)
-    import pcnn_explore.experiments.tasks  # noqa: F401  (registers MiniGrid-Serpentine-*, MiniGrid-RoomChain-*)
+        gym.register_envs(ale_py)
+    if is_minigrid(env_id) or not env_id.startswith(("ALE/", "DeepSea-")):
+        import minigrid  # noqa: F401  (registers the MiniGrid-* ids)
 
-    gym.register_envs(ale_py)
+        import pcnn_explore.experiments.tasks  # noqa: F401  (registers MiniGrid-Serpentine-*, MiniGrid-RoomChain-*)
 
 
 def is_atari(env_id: str) -> bool:
@@ -137,7 +142,7 @@ def check_env_id(env_id: object) -> str:
     """
     if not isinstance(env_id, str):
         raise TypeError(f"env id must be a string such as {EXAMPLE_IDS[0]!r}, got {type(env_id).__name__}")
-    _register_all()
+    _register(env_id)
     if not (is_atari(env_id) or is_minigrid(env_id) or env_id.startswith("DeepSea-")):
         raise ValueError(
             f"unsupported env id {env_id!r}: use an Atari id 'ALE/<Game>-v5', a MiniGrid id "

@@ -145,3 +145,19 @@ def test_serpentine_task_is_known_to_make_env_and_the_cli():
     _, info = env.reset(seed=0)
     assert info["density_frame"].shape == (42, 42)
     env.close()
+
+
+def test_a_deep_sea_env_imports_neither_ale_py_nor_minigrid():
+    """Start-up of a DeepSea run: checking, making and stepping its env loads no Atari or MiniGrid
+    package (each costs seconds of imports); a MiniGrid id then registers MiniGrid's ids."""
+    import subprocess
+    import sys
+
+    code = ("import sys\n"
+            "from pcnn_explore.envs import check_env_id, make_env\n"
+            "env = make_env('DeepSea-8-v0', seed=0); env.reset(seed=0); env.step(0)\n"
+            "print(sorted(m for m in ('ale_py', 'minigrid', 'pygame') if m in sys.modules))\n"
+            "check_env_id('MiniGrid-Serpentine-7x7-v0')\n"
+            "print(sorted(m for m in ('ale_py', 'minigrid') if m in sys.modules))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=True)
+    assert out.stdout.split("\n")[:2] == ["[]", "['minigrid']"]
