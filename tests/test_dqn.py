@@ -226,3 +226,70 @@ def test_mlp_network_hand_computed_and_chosen_by_auto_for_deep_sea_only():
     assert isinstance(make_q_network((3, 20, 20), 3, auto_network("MiniGrid-Empty-5x5-v0", "auto")), SmallCNN)
     with pytest.raises(ValueError, match="'auto', 'nature', 'small' or 'mlp'"):
         make_q_network((1, 4, 4), 2, "dense")
+
+
+def test_cpu_adam_is_torch_fused_adam_bit_for_bit_and_shares_its_state_layout():
+    """DQN's CPU Adam (no torch.optim) gives the weights of torch.optim.Adam(fused=True) exactly, and
+    a state saved by either resumes in the other with the same next steps."""
+    import copy
+
+    from pcnn_explore.agents.adam import FusedAdam
+    from pcnn_explore.agents.networks import make_q_network
+
+    torch.manual_seed(0)
+    ours, theirs = make_q_network((3, 8, 8), 3, "mlp", 16), make_q_network((3, 8, 8), 3, "mlp", 16)
+    theirs.load_state_dict(ours.state_dict())
+    a = FusedAdam(ours.parameters(), lr=1e-3, eps=1.5e-4)
+    b = torch.optim.Adam(theirs.parameters(), lr=1e-3, eps=1.5e-4, fused=True)
+    grads = [[torch.randn_like(p) for p in ours.parameters()] for _ in range(40)]
+
+    def steps(net, opt, gs):
+        for g in gs:
+            for p, gp in zip(net.parameters(), g):
+                p.grad = gp.clone()
+            opt.step()
+
+    steps(ours, a, grads[:20])
+    steps(theirs, b, grads[:20])
+    for p, q in zip(ours.parameters(), theirs.parameters()):
+        assert torch.equal(p, q)
+    sa, sb = a.state_dict(), b.state_dict()
+    assert sa["param_groups"] == sb["param_groups"]
+    assert sa["state"].keys() == sb["state"].keys()
+    for i in sa["state"]:
+        for k in ("step", "exp_avg", "exp_avg_sq"):
+            assert torch.equal(sa["state"][i][k], sb["state"][i][k])
+    # crossed resume: torch's state into ours, ours into torch's
+    ours2, theirs2 = make_q_network((3, 8, 8), 3, "mlp", 16), make_q_network((3, 8, 8), 3, "mlp", 16)
+    ours2.load_state_dict(theirs.state_dict())
+    theirs2.load_state_dict(ours.state_dict())
+    a2, b2 = FusedAdam(ours2.parameters(), lr=5.0), torch.optim.Adam(theirs2.parameters(), lr=1e-3, fused=True)
+    a2.load_state_dict(copy.deepcopy(b.state_dict()))  # as from a file (state dicts share the live tensors)
+    b2.load_state_dict(copy.deepcopy(a.state_dict()))
+    assert a2.param_groups[0]["lr"] == 1e-3
+    steps(ours2, a2, grads[20:])
+    steps(theirs2, b2, grads[20:])
+    steps(ours, a, grads[20:])
+    for p, q, r in zip(ours.parameters(), ours2.parameters(), theirs2.parameters()):
+        assert torch.equal(p, q) and torch.equal(p, r)
+    with pytest.raises(ValueError, match="parameter tensors"):
+        FusedAdam(make_q_network((3, 8, 8), 3, "small", 4).parameters(), lr=1e-3).load_state_dict(a.state_dict())
+
+
+def test_a_cpu_dqn_agent_learns_without_importing_torch_dynamo():
+    """torch.optim imports torch._dynamo when an optimiser is built (seconds of start-up)."""
+    import subprocess
+    import sys
+
+    code = ("import sys, numpy as np\n"
+            "from pcnn_explore.agents.dqn import DQNAgent\n"
+            "from pcnn_explore.agents.replay import Batch\n"
+            "a = DQNAgent((1, 4, 4), 2, network='mlp', hidden=8, optimizer='adam')\n"
+            "z = np.zeros((2, 1, 4, 4), np.uint8)\n"
+            "a.learn(Batch(z, np.zeros(2, np.int64), np.ones(2, np.float32), z, np.zeros(2, np.float32), "
+            "np.zeros(2, np.float32), np.zeros(2, np.int64)))\n"
+            "a.load_state_dict(a.state_dict())\n"
+            "print('torch._dynamo' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "False"
