@@ -102,3 +102,44 @@ def test_the_loop_writes_one_row_per_gradient_step_and_resume_cuts_back(tmp_path
 
     train(replace(part, steps=80), resume=True, progress=False)
     assert (tmp_path / "part" / TRACES).read_text() == (tmp_path / "full" / TRACES).read_text()
+
+
+def test_trimmed_window_gives_the_losses_and_gradients_of_the_full_one(monkeypatch):
+    import pcnn_explore.agents.reactor as reactor_module
+    from pcnn_explore.agents.sequence_replay import SequenceReplay, trim_window
+
+    torch.manual_seed(0)
+    rng = np.random.default_rng(0)
+    replay = SequenceReplay(1, 400, (1, 6, 6))
+    for e in range(30):  # DeepSea-6-like episodes: 6 steps, one row per step
+        for t in range(6):
+            o, o2 = np.zeros((1, 6, 6), np.uint8), np.zeros((1, 6, 6), np.uint8)
+            o[0, t, rng.integers(6)], o2[0, min(t + 1, 5), rng.integers(6)] = 1, 1
+            replay.add(0, o, int(rng.integers(2)), float(rng.uniform(0.2, 1)), float(t == 5 and e % 3 == 0),
+                       t == 5, o2, t == 5)
+    batch = replay.sample(16, rng)
+    cut = trim_window(batch)
+    assert cut.obs.shape[1] < batch.obs.shape[1] and cut.action.shape[1] == int(batch.length.max()) <= 6
+
+    def losses_and_grads(trim):
+        monkeypatch.setattr(reactor_module, "trim_window", trim)
+        agent = ReactorAgent((1, 6, 6), 2, network="mlp")
+        agent.net.load_state_dict(reference.state_dict())
+        agent.target.load_state_dict(reference.state_dict())
+        critic, policy, q_ret = agent.losses(batch)
+        (critic + policy).backward()
+        return critic, policy, q_ret, [p.grad.clone() for p in agent.net.parameters()], agent.last_traces
+
+    reference = ReactorAgent((1, 6, 6), 2, network="mlp").net
+    full = losses_and_grads(lambda b: b)
+    trimmed = losses_and_grads(trim_window)
+    mask = torch.from_numpy(batch.mask) > 0
+    for a, b in zip(full[:2], trimmed[:2]):
+        assert a.item() == pytest.approx(b.item(), rel=1e-5)
+    torch.testing.assert_close(full[2][mask], trimmed[2][mask], rtol=1e-5, atol=1e-6)
+    assert (trimmed[2][:, int(batch.length.max()):] == 0).all()  # past the longest sequence
+    for a, b in zip(full[3], trimmed[3]):
+        torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-6)
+    assert full[4].keys() == trimmed[4].keys()
+    for k in full[4]:
+        assert full[4][k] == pytest.approx(trimmed[4][k], rel=1e-5, nan_ok=True), k

@@ -41,6 +41,7 @@ import torch.nn.functional as F
 
 from pcnn_explore.agents.reactor_network import ReactorNetwork
 from pcnn_explore.agents.retrace import retrace_targets, reward_trace_products, trace_coefficients
+from pcnn_explore.agents.sequence_replay import trim_window
 
 __all__ = ["ReactorAgent", "beta_loo_policy_loss", "TRACE_FIELDS", "trace_summary"]
 
@@ -181,8 +182,11 @@ class ReactorAgent:
     # ---------------------------------------------------------------------------------------- learn
     def losses(self, batch) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """(critic, policy, Q^ret) on a :class:`~pcnn_explore.agents.sequence_replay.SequenceBatch`:
-        the two 0-d losses (with gradient) and the (B, L) Retrace targets (float32, no gradient).
+        the two 0-d losses (with gradient) and the (B, L) Retrace targets (float32, no gradient; 0 past
+        the longest sequence of the batch: the window is first cut by :func:`trim_window`).
         Also sets :attr:`last_traces`, the :func:`trace_summary` of the traces these targets used."""
+        full_length = batch.action.shape[1]
+        batch = trim_window(batch)  # exact: drops the columns no output depends on
         dev, k = self.device, int(batch.burn_in)
         obs = torch.from_numpy(np.ascontiguousarray(batch.obs)).to(dev)
         first = torch.from_numpy(batch.first).to(dev)
@@ -207,6 +211,8 @@ class ReactorAgent:
         q_taken = q[:, :L].gather(-1, action.unsqueeze(-1)).squeeze(-1)
         critic = 0.5 * ((q_taken - q_ret) ** 2 * mask).sum() / n
         policy = (beta_loo_policy_loss(logits[:, :L], q[:, :L], q_ret, action, self.entropy_cost) * mask).sum() / n
+        if L < full_length:  # padding steps (mask 0) get a zero target
+            q_ret = torch.cat([q_ret, q_ret.new_zeros(q_ret.shape[0], full_length - L)], dim=1)
         return critic, policy, q_ret
 
     def learn(self, batch) -> torch.Tensor:
