@@ -47,7 +47,7 @@ from pcnn_explore.profiles import ExperimentSettings, check_profile
 from pcnn_explore.verdicts import Verdict, difference_verdict, progress_verdict, t_interval
 
 __all__ = ["ReactorStudySettings", "PAPER", "STUDY_SEEDS", "settings_for", "specs", "run", "roles", "run_values",
-           "run_traces", "collect", "decide", "overall", "summary", "metrics"]
+           "run_traces", "collect", "decide", "overall", "summary", "paper_rows", "metrics"]
 
 PAPER = {
     "fig7_fig8": "Reactor-PixelCNN improves on Reactor on a large fraction of the 57 games, in area under the "
@@ -314,6 +314,26 @@ def summary(settings: ReactorStudySettings, study: dict[str, Any]) -> dict[str, 
         for v, one in (c.get("by_variant") or {k: c}).items():
             lines.append(f"{names[k]}{'' if v == k else f' ({variant_label(v)})'}: {one['sentence']}")
     return {"verdict": overall(settings.profile, claims), "claims": claims, "lines": lines}
+
+
+_PAPER_SAYS = {"bonus_helps_reactor": ("Reactor-PixelCNN over Reactor (AUC)", "improves on many of 57 games (Fig. 8)"),
+               "dqn_mmc_above_reactor_bonus": ("DQN + bonus + MMC over Reactor + bonus (AUC)",
+                                               "Reactor cannot make full use of the bonus on sparse games (Sec. 4.2)"),
+               "traces_cut": ("MMC beta - Retrace prod c from x_0 (learn time)",
+                              "hypothesis: truncated traces cut long-horizon reward (no numbers)")}
+
+
+def paper_rows(summ: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """(quantity, the paper, this run: verdict, mean and 95% interval) per claim, for
+    :func:`pcnn_explore.report.paper_vs_run`."""
+    rows = []
+    for k, c in summ["claims"].items():
+        for v, one in (c.get("by_variant") or {k: c}).items():
+            what, paper = _PAPER_SAYS[k]
+            got = (f"{one['word']}: {one['estimate']:+.3f} [{one['interval'][0]:+.3f}, {one['interval'][1]:+.3f}]"
+                   if "interval" in one else one["word"])
+            rows.append((what + ("" if v == k else f", {variant_label(v)}"), paper, got))
+    return rows
 
 
 def metrics(settings: ReactorStudySettings, study: dict[str, Any], summ: dict[str, Any],

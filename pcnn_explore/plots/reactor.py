@@ -17,7 +17,7 @@ def plot_reactor_study(study: Mapping[str, Any], seeds: Sequence[int], labels: M
                        title: str = "DeepSea"):
     """Three panels from :func:`pcnn_explore.experiments.reactor_study.collect`'s ``study``.
 
-    Left: each seed's AUC (share of its episodes that found the +1, mean over the sizes) per variant
+    Reactor variants are dashed (squares), DQN solid (dots). Left: each seed's AUC (share of its episodes that found the +1, mean over the sizes) per variant
     as dots, the mean and its 95% t interval as a bar. Middle: on DeepSea-``size``, the share of
     episodes with the +1 per window of ``window`` episodes (mean over seeds; each seed thin).
     Right: for each Reactor variant and seed, the mean trace product prod c from x_0 of the replayed
@@ -34,10 +34,12 @@ def plot_reactor_study(study: Mapping[str, Any], seeds: Sequence[int], labels: M
     fig = Figure(figsize=(14.0, 3.9), layout="constrained")
     left, mid, right = fig.subplots(1, 3)
     names = list(per)
+    reactor = {v: bool(study["traces"].get(v)) or v.startswith("reactor") for v in names}  # dashed / squares
     for k, v in enumerate(names):
         auc = np.asarray(per[v]["auc"], dtype=np.float64)
         colour = colours.get(v) or f"C{k}"
-        left.scatter(np.full(len(auc), k) + np.linspace(-0.12, 0.12, len(auc)), auc, s=18, color=colour, zorder=3)
+        left.scatter(np.full(len(auc), k) + np.linspace(-0.12, 0.12, len(auc)), auc, s=18, color=colour, zorder=3,
+                     marker="s" if reactor[v] else "o")
         if len(auc) > 1:
             lo, hi = t_interval(auc)
             left.errorbar([k + 0.25], [auc.mean()], yerr=[[auc.mean() - lo], [hi - auc.mean()]], fmt="_",
@@ -56,9 +58,10 @@ def plot_reactor_study(study: Mapping[str, Any], seeds: Sequence[int], labels: M
             continue
         c = np.stack([x[:m] for x in curves])
         x = (np.arange(m) + 1) * window
-        (line,) = mid.plot(x, c.mean(0), color=colours.get(v) or f"C{k}", lw=1.8, label=labels.get(v, v))
+        style = "--" if reactor[v] else "-"
+        (line,) = mid.plot(x, c.mean(0), style, color=colours.get(v) or f"C{k}", lw=1.8, label=labels.get(v, v))
         for row in c:
-            mid.plot(x, row, color=line.get_color(), lw=0.6, alpha=0.35)
+            mid.plot(x, row, style, color=line.get_color(), lw=0.6, alpha=0.35)
     mid.set(xlabel="episodes", ylabel="share of episodes with the +1", title=f"DeepSea-{size}: success",
             ylim=(-0.03, 1.03))
     mid.legend(fontsize=8)
