@@ -106,18 +106,19 @@ def test_run_values_from_a_hand_made_log(tmp_path):
 
 
 def test_run_traces_weights_each_learn_call_by_its_replays(tmp_path):
-    rows = [  # step, from_start, from_start_product_mean, rewarded, product_mean, c_mean
-        (10, 0, "", 0, "", 0.9), (20, 2, 0.5, 3, 0.6, 0.8), (30, 1, 0.2, 1, 0.2, 0.7), (40, 0, "", 2, 0.9, 0.6)]
+    rows = [  # step, from_start, from_start_product_mean, rewarded, product_mean, c_mean, from_start_span_mean
+        (10, 0, "", 0, "", 0.9, ""), (20, 2, 0.5, 3, 0.6, 0.8, 9), (30, 1, 0.2, 1, 0.2, 0.7, 6), (40, 0, "", 2, 0.9, 0.6, "")]
     with open(tmp_path / "traces.csv", "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=TRACE_COLUMNS)
         w.writeheader()
-        for step, fs, fsp, rw, p, c in rows:
+        for step, fs, fsp, rw, p, c, span in rows:
             w.writerow({k: "" for k in TRACE_COLUMNS} | {"step": step, "sequences": 8, "from_start": fs,
                                                          "from_start_product_mean": fsp, "rewarded": rw,
-                                                         "product_mean": p, "c_mean": c})
+                                                         "product_mean": p, "c_mean": c, "from_start_span_mean": span})
     got = rs.run_traces(tmp_path, bins=2)
     assert got["learn_calls"] == 4 and got["from_start"] == 3 and got["rewarded"] == 6
     assert got["from_start_product"] == pytest.approx((2 * 0.5 + 0.2) / 3)
+    assert got["from_start_span"] == pytest.approx((2 * 9 + 6) / 3)
     assert got["rewarded_product"] == pytest.approx((3 * 0.6 + 0.2 + 2 * 0.9) / 6)
     assert got["c_mean"] == pytest.approx(0.75)
     steps, curve = got["curve"]  # bins (0, 20] and (20, 40]

@@ -57,7 +57,8 @@ def trace_summary(c_next: torch.Tensor, reward: torch.Tensor, mask: torch.Tensor
     c_next, reward, mask, mask_next: (B, L) as in :meth:`ReactorAgent.losses` (c_next[b, t] = c_{t+1},
     mask_next 1 where x_{t+1} has a transition); starts_episode: (B,) bool, x_0 is the first
     observation of its episode. A sequence is *rewarded* when a stored step pays r_t >
-    ``reward_threshold`` (the clipped reward the learner saw: DeepSea's +1, bonus included); its
+    ``reward_threshold`` (the clipped reward the learner saw, r + r+: DeepSea's +1, or a bonus that
+    large; the replay stores the sum only); its
     product is prod_{s=1}^{k} c_s up to its last rewarded step k
     (:func:`~pcnn_explore.agents.retrace.reward_trace_products`). Returns floats (counts as floats;
     means NaN where nothing to average): ``sequences`` B; ``c_mean`` mean c_s over every stored s >= 1;

@@ -21,9 +21,11 @@ The claims (:func:`decide`):
   the MMC target carries it with beta gamma^k whatever the policy. Measured with the policy that
   was learning when the sequence was replayed: each Reactor run's ``traces.csv``
   (:mod:`pcnn_explore.run.trace_log`), over the replayed sequences that start at an episode's
-  first step and hold the +1 (on DeepSea-N: the product of N - 1 traces). Per seed: the mean
-  product over all such replays of the run. Claim: below the beta of the study's DQN runs
-  (``agrees`` when the t interval of beta - product lies above 0).
+  first step and hold a large reward: a clipped reward above 0.5 as the learner saw it, that is
+  DeepSea's +1 or a bonus that large (the sequence replay keeps the sum only), with k its last
+  such step (prod of k traces; on DeepSea the +1 comes at k = N - 1). Per seed: the mean product
+  over all such replays of the run. Claim: below the beta of the study's DQN runs (``agrees`` when
+  the t interval of beta - product lies above 0).
 
 On DeepSea the paper's translation-invariant PixelCNN cannot tell the agent's cells apart (notebook
 12), so the study's PixelCNN is the position-biased one (``pixelcnn_pos``), for Reactor and DQN alike.
@@ -180,8 +182,9 @@ def run_values(out_dir: str | os.PathLike, size: int, late_fraction: float = 0.2
 
 def run_traces(out_dir: str | os.PathLike, bins: int = 10) -> dict[str, Any]:
     """A Reactor run's ``traces.csv`` summed over its learn calls: ``from_start`` (replayed sequences
-    that start at an episode's first step and hold a reward above 0.5) and ``from_start_product`` (their
-    mean trace product, NaN with none), ``rewarded`` / ``rewarded_product`` (every replayed sequence
+    that start at an episode's first step and hold a clipped reward above 0.5, the +1 or a large
+    bonus), ``from_start_product`` (their mean trace product, NaN with none) and ``from_start_span``
+    (their mean last large-reward step k, in steps), ``rewarded`` / ``rewarded_product`` (every replayed sequence
     holding such a reward, any start), ``c_mean`` (mean over learn calls of the mean c), ``learn_calls``,
     and ``curve``: (``bins`` agent steps (end of each bin), from-start product per bin, NaN where none)."""
     from pcnn_explore.run.trace_log import read_traces
@@ -199,6 +202,7 @@ def run_traces(out_dir: str | os.PathLike, bins: int = 10) -> dict[str, Any]:
     num, den = np.bincount(which, p, bins), np.bincount(which, w, bins)
     return {"learn_calls": int(len(t["step"])), "from_start": int(np.nansum(t["from_start"])),
             "from_start_product": weighted("from_start", "from_start_product_mean"),
+            "from_start_span": weighted("from_start", "from_start_span_mean"),
             "rewarded": int(np.nansum(t["rewarded"])), "rewarded_product": weighted("rewarded", "product_mean"),
             "c_mean": float(np.nanmean(t["c_mean"])) if len(t["c_mean"]) else math.nan,
             "curve": (edges[1:].tolist(), np.where(den > 0, num / np.maximum(den, 1e-300), np.nan).tolist())}
@@ -213,7 +217,7 @@ def collect(settings: ReactorStudySettings, todo: list[RunSpec]) -> dict[str, An
     """Every run's values and traces, and per variant the per-seed values (seeds order; the mean over
     the sizes): ``{"runs": [...], "per_seed": {variant: {"auc", "late", "solved", "solve_episode"
     (censored at episodes + 1)}}, "traces": {Reactor variant: {"from_start_product", "from_start",
-    "c_mean", per seed}}, "dqn_mmc_beta": beta of the DQN runs (the paper's 0.1 without any)}``."""
+    "from_start_span", "c_mean", per seed}}, "dqn_mmc_beta": beta of the DQN runs (the paper's 0.1 without any)}``."""
     from pcnn_explore.deep_sea import deep_sea_size
 
     runs = []
@@ -239,7 +243,7 @@ def collect(settings: ReactorStudySettings, todo: list[RunSpec]) -> dict[str, An
         if variant_agent(v) != "reactor":
             continue
         traces[v] = {f: [_mean_of_known([r["traces"][f] for r in runs if r["variant"] == v and r["seed"] == s])
-                         for s in settings.seeds] for f in ("from_start_product", "from_start", "c_mean")}
+                         for s in settings.seeds] for f in ("from_start_product", "from_start_span", "from_start", "c_mean")}
     dqn = [s for s in todo if s.variant in roles(settings.variants)["dqn_mmc"]]
     beta = json.loads((Path(dqn[0].out_dir) / "settings.json").read_text())["mmc_beta"] if dqn else MMC_BETA
     return {"runs": runs, "per_seed": per, "traces": traces, "dqn_mmc_beta": float(beta)}
@@ -276,8 +280,8 @@ def decide(study: dict[str, Any], seeds, variants) -> dict[str, dict[str, Any]]:
         products = [p for p in study["traces"][r["reactor_bonus"]]["from_start_product"] if p == p]
         extra = {"mmc_beta": beta, "seeds_with_replays": len(products), "products": products}
         if len(products) < 2:
-            out["traces_cut"] = _claim(None, sentence=f"inconclusive: {len(products)} seed(s) replayed a +1 episode "
-                                                      "from its first step (an interval needs 2)", **extra)
+            out["traces_cut"] = _claim(None, sentence=f"inconclusive: {len(products)} seed(s) replayed a large reward "
+                                                      "from an episode's first step (an interval needs 2)", **extra)
         else:
             out["traces_cut"] = _claim(progress_verdict([beta - p for p in products], 0.0,
                                                         claim=f"MMC beta {beta:g} - prod c from x_0"), **extra)
@@ -309,7 +313,7 @@ def summary(settings: ReactorStudySettings, study: dict[str, Any]) -> dict[str, 
                      f"{sum(x >= 0.5 for x in row['solved'])}/{len(row['solved'])} seeds")
     names = {"bonus_helps_reactor": "Fig. 7/8, the bonus helps Reactor",
              "dqn_mmc_above_reactor_bonus": "Sec. 4.2, DQN with bonus + MMC makes more of the bonus than Reactor",
-             "traces_cut": "Sec. 4.2, Retrace's traces carry less of the +1 to x_0 than MMC's beta"}
+             "traces_cut": "Sec. 4.2, Retrace's traces carry less of a large reward (+1 or bonus) back to x_0 than MMC's beta"}
     for k, c in claims.items():
         for v, one in (c.get("by_variant") or {k: c}).items():
             lines.append(f"{names[k]}{'' if v == k else f' ({variant_label(v)})'}: {one['sentence']}")

@@ -20,8 +20,9 @@ def plot_reactor_study(study: Mapping[str, Any], seeds: Sequence[int], labels: M
     Reactor variants are dashed (squares), DQN solid (dots). Left: each seed's AUC (share of its episodes that found the +1, mean over the sizes) per variant
     as dots, the mean and its 95% t interval as a bar. Middle: on DeepSea-``size``, the share of
     episodes with the +1 per window of ``window`` episodes (mean over seeds; each seed thin).
-    Right: for each Reactor variant and seed, the mean trace product prod c from x_0 of the replayed
-    +1 episodes per tenth of the run (log scale; learn-time policy), with the DQN runs' MMC beta dashed.
+    Right: for each Reactor variant and seed, the mean trace product prod c from x_0 to the last large
+    reward (clipped reward > 0.5: the +1 or a large bonus) of the replayed sequences that start an
+    episode, per tenth of the run (log scale; learn-time policy), with the DQN runs' MMC beta dashed.
     """
     from matplotlib.figure import Figure
 
@@ -78,7 +79,7 @@ def plot_reactor_study(study: Mapping[str, Any], seeds: Sequence[int], labels: M
     beta = study["dqn_mmc_beta"]
     right.axhline(beta, color="k", lw=1, ls="--", label=f"MMC beta of the DQN runs = {beta:g}")
     right.set_yscale("log")
-    right.set(xlabel="agent step of the learn calls", ylabel="prod c from x_0 to the +1",
-              title="Retrace traces at learning time" + ("" if drawn else " (no +1 replayed)"), ylim=(1e-6, 2.0))
+    right.set(xlabel="agent step of the learn calls", ylabel="prod c from x_0 to a large reward",
+              title="Retrace traces at learning time" + ("" if drawn else " (none replayed)"), ylim=(1e-6, 2.0))
     right.legend(fontsize=8)
     return fig
