@@ -1,5 +1,5 @@
 """Notebook 13 (Reactor and the bonus) runs headlessly in the smoke profile (its runs on the
-module's local Ray) and leaves metrics that its runs' own logs and replays confirm."""
+module's local Ray) and leaves metrics that its runs' own logs and traces confirm."""
 from __future__ import annotations
 
 import csv
@@ -10,44 +10,55 @@ import numpy as np
 import pytest
 
 NAME = "13_reactor.ipynb"
-VARIANTS = ("reactor", "reactor_pixelcnn_pos", "pixelcnn_pos_mmc")
+VARIANTS = ("reactor", "reactor_pixelcnn_pos", "pixelcnn_pos_mmc", "cts_mmc")
 
 
-def _rows(log: Path) -> list[dict]:
-    return list(csv.DictReader(open(log)))
+def _rows(path: Path) -> list[dict]:
+    return list(csv.DictReader(open(path)))
 
 
 @pytest.mark.slow
 def test_notebook_13_smoke(ray_cluster, notebook_runner, tmp_path):
     m = notebook_runner(NAME)
     out = tmp_path / Path(NAME).stem
-    runs = out / "runs" / "DeepSea-5-v0"
-    assert m["profile"] == "smoke" and m["seeds"] == [0] and m["env"] == "DeepSea-5-v0"
-    assert m["steps_per_run"] == 40 * 5 and set(m["success"]) == set(VARIANTS)
-    for variant in VARIANTS:  # success shares from each run's log by hand
-        rows = _rows(runs / f"{variant}_s0" / "log.csv")
-        assert len(rows) == 40 and all(int(r["length"]) == 5 for r in rows)
-        wins = [float(r["return"]) > 0.5 for r in rows]
-        row = m["success"][variant]
-        assert row["auc"] == [pytest.approx(np.mean(wins))] and row["late"] == [pytest.approx(np.mean(wins[30:]))]
-        assert row["reached_late"] == int(any(wins[30:])) and row["seeds"] == 1
-        settings = json.loads((runs / f"{variant}_s0" / "settings.json").read_text())
-        assert settings["agent"] == ("reactor" if variant.startswith("reactor") else "dqn")
-        assert settings["bonus_fraction"] == (0.25 if variant.startswith("reactor") else 1.0)
-        if variant == "reactor_pixelcnn_pos":  # the density model updated on about a quarter of the steps
-            assert 0 < int(rows[-1]["density_updates"]) < 200 * 0.5
-    # trace products: one record per Reactor run; every replayed success, each product in [0, 1]
-    assert set(m["trace_products"]) == {"reactor", "reactor_pixelcnn_pos"}
-    for variant, (rec,) in m["trace_products"].items():
-        rows = _rows(runs / f"{variant}_s0" / "log.csv")
-        won = [int(r["episode"]) for r in rows if float(r["return"]) > 0.5]
-        assert rec["successes"] == len(won) and rec["episodes"] == won  # 200 steps: all still in the replay
-        assert rec["replayed"] == 40 and rec["lam"] == 1.0 and rec["lengths"] == [5] * len(won)
-        assert all(0.0 <= p <= 1.0 for p in rec["products"]) and all(0.0 <= c <= 1.0 for c in rec["mean_c"])
-        assert all(p <= c + 1e-12 for p, c in zip(rec["products"], rec["mean_c"]))  # a product of 4 c's <= their mean
+    runs = out / "runs" / "DeepSea-4-v0"
+    assert m["profile"] == "smoke" and m["seeds"] == [0, 1] and m["sizes"] == [4] and m["episodes"] == 25
+    assert set(m["per_seed"]) == set(VARIANTS) and m["wall_s"] > 0
+    for variant in VARIANTS:  # per-seed success shares and solve episodes from each run's log by hand
+        for i, seed in enumerate((0, 1)):
+            rows = _rows(runs / f"{variant}_s{seed}" / "log.csv")
+            assert len(rows) == 25 and all(int(r["length"]) == 4 and r["complete"] == "1" for r in rows)
+            wins = np.array([float(r["return"]) > 0.5 for r in rows])
+            assert m["per_seed"][variant]["auc"][i] == pytest.approx(wins.mean())
+            assert m["per_seed"][variant]["late"][i] == pytest.approx(wins[19:].mean())  # the last quarter
+            bad = np.cumsum(~wins)
+            hit = [e for e in range(1, 26) if bad[e - 1] / e < 0.9]
+            assert m["per_seed"][variant]["solve_episode"][i] == (hit[0] if hit else 26)
+            settings = json.loads((runs / f"{variant}_s{seed}" / "settings.json").read_text())
+            assert settings["agent"] == ("reactor" if variant.startswith("reactor") else "dqn")
+            assert settings["bonus_fraction"] == (0.25 if variant.startswith("reactor") else 1.0)
+            assert (runs / f"{variant}_s{seed}" / "traces.csv").exists() == variant.startswith("reactor")
+    # trace products: read back from each Reactor run's traces.csv (the learn-time policy), by hand
+    assert set(m["traces"]) == {"reactor", "reactor_pixelcnn_pos"}
+    for variant in m["traces"]:
+        for i, seed in enumerate((0, 1)):
+            t = _rows(runs / f"{variant}_s{seed}" / "traces.csv")
+            assert len(t) > 0 and all(int(r["sequences"]) == 32 for r in t)
+            n = np.array([float(r["from_start"]) for r in t])
+            p = np.array([float(r["from_start_product_mean"]) if r["from_start_product_mean"] else 0.0 for r in t])
+            got = m["traces"][variant]["from_start_product"][i]
+            if n.sum():
+                assert got == pytest.approx((n * p).sum() / n.sum()) and 0 < got <= 1
+            else:
+                assert got is None  # NaN in metrics.json
+            assert m["traces"][variant]["from_start"][i] == n.sum()
     s = m["summary"]
     assert s["verdict"] == "not testable at this profile"
-    assert set(s["goals"]) == {"bonus_helps_reactor", "dqn_bonus_above_reactor_bonus", "traces_cut"}
-    assert s["goals"]["traces_cut"]["mmc_beta"] == 0.1 and any("Retrace" in line for line in s["lines"])
+    assert set(s["claims"]) == {"bonus_helps_reactor", "dqn_mmc_above_reactor_bonus", "traces_cut"}
+    assert s["claims"]["bonus_helps_reactor"]["values"] == m["per_seed"]["reactor_pixelcnn_pos"]["auc"]
+    assert s["claims"]["bonus_helps_reactor"]["values_b"] == m["per_seed"]["reactor"]["auc"]
+    assert set(s["claims"]["dqn_mmc_above_reactor_bonus"]["by_variant"]) == {"pixelcnn_pos_mmc", "cts_mmc"}
+    assert m["dqn_mmc_beta"] == 0.1 and s["claims"]["traces_cut"]["mmc_beta"] == 0.1
+    assert any("Retrace" in line for line in s["lines"])
     assert m["paper"]["mmc_beta"] == 0.1 and "25%" in m["paper"]["bonus_fraction"]
     assert m["main_figure"] == "reactor_deep_sea.png" and (out / m["main_figure"]).is_file()

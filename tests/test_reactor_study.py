@@ -1,94 +1,146 @@
-"""Notebook 13's pieces: the claims and verdict on hand-made numbers, the settings' checks, and the
-trace products of a tiny Reactor run recomputed step by step with the actor's own LSTM."""
+"""Notebook 13's pieces on hand-made values: each verdict rule (agrees, differs, inconclusive), the
+overall word, one run's values from a hand-made log, the trace summary from a hand-made traces.csv,
+and the settings' checks."""
 from __future__ import annotations
+
+import csv
+import math
 
 import numpy as np
 import pytest
 
 from pcnn_explore.experiments import reactor_study as rs
+from pcnn_explore.run.state import LOG_COLUMNS
+from pcnn_explore.run.trace_log import TRACE_COLUMNS
 
 V = ("reactor", "reactor_pixelcnn_pos", "pixelcnn_pos_mmc")
+SEEDS = (1, 2, 3, 4, 5)
+T_975_4 = 2.7764451  # Student's t, 97.5% quantile, 4 degrees of freedom
 
 
-def _rates(base, bonus, dqn):
-    return {v: {"auc_mean": a, "late_mean": late, "reached_late": 0, "seeds": 1}
-            for v, (a, late) in zip(V, (base, bonus, dqn))}
+def _study(base, bonus, dqn, products, beta=0.1):
+    per = {v: {"auc": list(a), "late": list(a), "solved": [0.0] * len(a), "solve_episode": [401.0] * len(a)}
+           for v, a in zip(V, (base, bonus, dqn))}
+    return {"per_seed": per, "dqn_mmc_beta": beta, "runs": [],
+            "traces": {"reactor": {"from_start_product": [math.nan] * 5},
+                       "reactor_pixelcnn_pos": {"from_start_product": list(products)}}}
 
 
-def _traces(products):
-    return {"reactor": [{"products": [], "steps": []}], "reactor_pixelcnn_pos": [{"products": products, "steps": []}]}
+def _paired(a, b):
+    d = np.asarray(a) - np.asarray(b)
+    half = T_975_4 * d.std(ddof=1) / math.sqrt(len(d))
+    return d.mean() - half, d.mean() + half
 
 
 def test_roles_follow_the_variant_rule():
-    assert rs.roles(V) == {"reactor": "reactor", "reactor_bonus": "reactor_pixelcnn_pos", "dqn_bonus": "pixelcnn_pos_mmc"}
-    assert rs.roles(("reactor",)) == {"reactor": "reactor", "reactor_bonus": None, "dqn_bonus": None}
+    assert rs.roles(V + ("cts_mmc", "dqn")) == {"reactor": "reactor", "reactor_bonus": "reactor_pixelcnn_pos",
+                                               "dqn_mmc": ["pixelcnn_pos_mmc", "cts_mmc"]}
+    assert rs.roles(("reactor", "cts")) == {"reactor": "reactor", "reactor_bonus": None, "dqn_mmc": []}
 
 
-@pytest.mark.parametrize("rates, products, holds, verdict", [
-    (_rates((0.1, 0.0), (0.2, 0.1), (0.5, 0.9)), [0.01, 0.05, 0.5], (True, True, True), "agrees"),
-    (_rates((0.2, 0.0), (0.1, 0.1), (0.5, 0.9)), [0.5, 0.9, 1.0], (False, True, False), "partly"),
-    (_rates((0.2, 0.0), (0.2, 0.5), (0.5, 0.1)), [0.5], (False, False, False), "differs"),
-    (_rates((0.0, 0.0), (0.1, 0.0), (0.0, 0.0)), [], (True, False, None), "partly"),
-])
-def test_claims_and_verdict_by_hand(rates, products, holds, verdict):
-    g = rs.goals(rates, _traces(products), V)
-    assert tuple(g[k]["holds"] for k in ("bonus_helps_reactor", "dqn_bonus_above_reactor_bonus", "traces_cut")) == holds
-    assert rs.verdict("study", g) == verdict and rs.verdict("smoke", g) == "not testable at this profile"
-    if products:
-        assert g["traces_cut"]["median_product"] == pytest.approx(float(np.median(products)))
-        assert g["traces_cut"]["below_mmc_beta"] == pytest.approx(np.mean(np.array(products) < 0.1))
-    base, bonus = rates["reactor"]["auc_mean"], rates["reactor_pixelcnn_pos"]["auc_mean"]
-    pct = g["bonus_helps_reactor"]["improvement_percent"]
-    assert pct is None if base == 0 else pct == pytest.approx(100 * (bonus - base) / base)
+def test_every_claim_agrees_with_the_intervals_by_hand():
+    base, bonus, dqn = [0.0, 0.01, 0.0, 0.02, 0.01], [0.2, 0.25, 0.3, 0.22, 0.28], [0.5, 0.6, 0.55, 0.52, 0.58]
+    c = rs.decide(_study(base, bonus, dqn, [0.01, 0.02, 0.03, 0.02, 0.01]), SEEDS, V)
+    assert [c[k]["word"] for k in ("bonus_helps_reactor", "dqn_mmc_above_reactor_bonus", "traces_cut")] == ["agrees"] * 3
+    assert c["bonus_helps_reactor"]["interval"] == pytest.approx(_paired(bonus, base), abs=1e-9)
+    assert c["dqn_mmc_above_reactor_bonus"]["interval"] == pytest.approx(_paired(dqn, bonus), abs=1e-9)
+    assert c["bonus_helps_reactor"]["values"] == bonus and c["bonus_helps_reactor"]["values_b"] == base
+    gap = [0.1 - p for p in (0.01, 0.02, 0.03, 0.02, 0.01)]  # beta - product, its interval above 0
+    lo, hi = _paired(gap, [0.0] * 5)
+    assert c["traces_cut"]["interval"] == pytest.approx((lo, hi), abs=1e-9) and lo > 0
+    assert c["traces_cut"]["seeds_with_replays"] == 5 and c["traces_cut"]["mmc_beta"] == 0.1
+    assert rs.overall("study", c) == "agrees" and rs.overall("smoke", c) == "not testable at this profile"
 
 
-def test_nothing_run_is_not_testable():
-    g = rs.goals({}, {}, ("reactor",))
-    assert all(x["holds"] is None for x in g.values()) and rs.verdict("study", g) == "not testable at this profile"
+def test_claims_that_go_the_other_way_differ():
+    base, bonus = [0.3, 0.35, 0.32, 0.31, 0.36], [0.1, 0.12, 0.11, 0.09, 0.1]  # the bonus Reactor worse
+    dqn = [0.0, 0.01, 0.0, 0.0, 0.02]  # DQN below the bonus Reactor
+    c = rs.decide(_study(base, bonus, dqn, [0.5, 0.6, 0.7, 0.55, 0.65]), SEEDS, V)
+    assert {k: x["word"] for k, x in c.items()} == {"bonus_helps_reactor": "differs",
+                                                     "dqn_mmc_above_reactor_bonus": "differs", "traces_cut": "differs"}
+    assert c["bonus_helps_reactor"]["interval"][1] < 0
+    assert rs.overall("study", c) == "differs"
+
+
+def test_noise_is_inconclusive_never_agrees():
+    base = [0.2, 0.2, 0.2, 0.2, 0.2]
+    bonus = [0.3, 0.1, 0.25, 0.15, 0.2]  # differences +-: the interval holds 0
+    dqn = [0.4, 0.0, 0.3, 0.2, 0.1]
+    # products from 2 seeds straddling beta, the others replayed no +1 from an episode's start
+    c = rs.decide(_study(base, bonus, dqn, [0.05, math.nan, 0.2, math.nan, math.nan]), SEEDS, V)
+    assert {k: x["word"] for k, x in c.items()} == {k: "inconclusive" for k in c}
+    lo, hi = c["bonus_helps_reactor"]["interval"]
+    assert lo < 0 < hi and (lo, hi) == pytest.approx(_paired(bonus, base), abs=1e-9)
+    assert c["traces_cut"]["seeds_with_replays"] == 2 and c["traces_cut"]["products"] == [0.05, 0.2]
+    assert rs.overall("study", c) == "inconclusive"
+    one = rs.decide(_study(base, bonus, dqn, [0.01, math.nan, math.nan, math.nan, math.nan]), SEEDS, V)
+    assert one["traces_cut"]["word"] == "inconclusive" and "1 seed(s)" in one["traces_cut"]["sentence"]
+    mixed = {**c, "bonus_helps_reactor": {"word": "agrees"}}
+    assert rs.overall("study", mixed) == "partly"
+
+
+def test_claims_not_run_are_left_out():
+    c = rs.decide(_study([0.1] * 5, [0.2] * 5, [0.3] * 5, []), SEEDS, ("reactor",))
+    assert c == {} and rs.overall("study", c) == "not testable at this profile"
+
+
+def _log(path, returns, complete=None):
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=LOG_COLUMNS)
+        w.writeheader()
+        for i, r in enumerate(returns):
+            w.writerow({k: 0 for k in LOG_COLUMNS} | {"step": 4 * (i + 1), "episode": i, "return": r, "length": 4,
+                                                       "complete": 1 if complete is None else complete[i]})
+
+
+def test_run_values_from_a_hand_made_log(tmp_path):
+    # 12 complete episodes and one cut: wins at episodes 3, 4 (1-based) -> 2 bad of 4 at e = 4 < 0.9
+    _log(tmp_path / "log.csv", [0, 0, 0.99, 0.99, 0, 0, 0, 0, 0, 0, 0, 0.99, 0.99], [1] * 12 + [0])
+    got = rs.run_values(tmp_path, 4)
+    assert got["episodes"] == 12 and got["success"] == [0, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0, 1]
+    assert got["auc"] == pytest.approx(3 / 12) and got["late"] == pytest.approx(1 / 3)  # episodes 10-12
+    assert got["solve_episode"] == 3 and got["solved"] and got["first_success"] == 3  # 2 bad of 3: 0.67 < 0.9
+    _log(tmp_path / "log.csv", [0] * 20)
+    got = rs.run_values(tmp_path, 4)
+    assert got["solve_episode"] is None and not got["solved"] and got["first_success"] is None and got["auc"] == 0
+
+
+def test_run_traces_weights_each_learn_call_by_its_replays(tmp_path):
+    rows = [  # step, from_start, from_start_product_mean, rewarded, product_mean, c_mean, from_start_span_mean
+        (10, 0, "", 0, "", 0.9, ""), (20, 2, 0.5, 3, 0.6, 0.8, 9), (30, 1, 0.2, 1, 0.2, 0.7, 6), (40, 0, "", 2, 0.9, 0.6, "")]
+    with open(tmp_path / "traces.csv", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=TRACE_COLUMNS)
+        w.writeheader()
+        for step, fs, fsp, rw, p, c, span in rows:
+            w.writerow({k: "" for k in TRACE_COLUMNS} | {"step": step, "sequences": 8, "from_start": fs,
+                                                         "from_start_product_mean": fsp, "rewarded": rw,
+                                                         "product_mean": p, "c_mean": c, "from_start_span_mean": span})
+    got = rs.run_traces(tmp_path, bins=2)
+    assert got["learn_calls"] == 4 and got["from_start"] == 3 and got["rewarded"] == 6
+    assert got["from_start_product"] == pytest.approx((2 * 0.5 + 0.2) / 3)
+    assert got["from_start_span"] == pytest.approx((2 * 9 + 6) / 3)
+    assert got["rewarded_product"] == pytest.approx((3 * 0.6 + 0.2 + 2 * 0.9) / 6)
+    assert got["c_mean"] == pytest.approx(0.75)
+    steps, curve = got["curve"]  # bins (0, 20] and (20, 40]
+    assert steps == [20.0, 40.0] and curve == pytest.approx([0.5, 0.2])
 
 
 @pytest.mark.parametrize("given, match", [
-    (dict(size=40), "one 33-step Reactor sequence"), (dict(variants=("reactor_mmc",)), "unknown variant"),
+    (dict(sizes=(40,)), "one 33-step Reactor sequence"), (dict(variants=("reactor_mmc",)), "unknown variant"),
     (dict(variants=("reactor", "reactor")), "repeat"), (dict(episodes=0), "episodes"), (dict(seeds="0"), "tuple"),
+    (dict(variants=("cts_mmc",)), "at least one Reactor variant"), (dict(seeds=(1, 1)), "repeat"),
 ])
 def test_bad_settings_fail_before_any_run(tmp_path, given, match):
     with pytest.raises((ValueError, TypeError), match=match):
         rs.run(rs.ReactorStudySettings.preset("smoke", **given), tmp_path)
+    assert not any(tmp_path.iterdir())
 
 
 def test_presets():
-    s = rs.ReactorStudySettings.for_notebook("study")
-    assert s.env == "DeepSea-8-v0" and s.steps == 8 * 600 and s.seeds == (0, 1, 2) and s.variants == V
-    assert rs.ReactorStudySettings.for_notebook("smoke", seed=3, n_seeds=2).seeds == (3, 4)
-
-
-def test_trace_products_match_the_actor_step_by_step(tmp_path):
-    from pcnn_explore.agents.replay_storage import unpack
-    from pcnn_explore.checkpoint import load
-    from pcnn_explore.train import TrainConfig, load_policy, read_log, train
-
-    cfg = TrainConfig.preset("smoke", env="DeepSea-3-v0", agent="reactor", steps=120, learning_starts=30,
-                             out_dir=str(tmp_path / "run"), tensorboard=False)
-    train(cfg)
-    got = rs.trace_products(cfg.out_dir)
-    log = read_log(cfg.out_dir)
-    won = [int(e) for e, r in zip(log["episode"], log["return"]) if r > 0.5]
-    assert got["episodes"] == won and got["successes"] == len(won) > 0 and got["replayed"] == 40
-    (shard,) = load(tmp_path / "run" / "checkpoint.pt")["replay"]["shards"]
-    agent = load_policy(cfg.out_dir)[1].agent
-    for e, product in zip(got["episodes"], got["products"]):
-        slots = np.flatnonzero(np.asarray(shard["episode_id"]) == e)
-        slots = slots[np.argsort(np.asarray(shard["episode_step"])[slots])]
-        frames = np.zeros((int(shard["filled"]), *shard["obs_shape"]), np.uint8)
-        unpack(shard["frames_z"], out=frames)
-        agent.reset_state(0)  # the actor starts each episode from a zero LSTM state
-        c = []
-        for t, slot in enumerate(slots[:-1]):  # the last slot holds the final observation only
-            pi = agent.policy([frames[slot]], [0])[0]
-            a, mu = int(shard["action"][slot]), float(shard["mu"][slot])
-            c.append(min(1.0, pi[a] / np.float64(np.float32(mu))))
-        assert len(c) == 3 and product == pytest.approx(float(np.prod(c[1:])), rel=1e-5)
-    with pytest.raises(ValueError, match="Reactor run"):
-        cfg2 = TrainConfig.preset("smoke", env="DeepSea-3-v0", steps=30, out_dir=str(tmp_path / "dqn"), tensorboard=False)
-        train(cfg2)
-        rs.trace_products(cfg2.out_dir)
+    s = rs.settings_for("study")
+    assert s.seeds == rs.STUDY_SEEDS and len(s.seeds) >= 5 and s.sizes == (10,) and s.steps(10) == 10 * s.episodes
+    assert rs.roles(s.variants)["dqn_mmc"] == ["pixelcnn_pos_mmc", "cts_mmc"]
+    assert max(rs.settings_for("paper").sizes) <= 33
+    assert rs.settings_for("smoke", seed=3, n_seeds=2).seeds == (3, 4)
+    specs = rs.specs(s, "/x")
+    assert len(specs) == 4 * 5 and specs[0].env == "DeepSea-10-v0" and specs[0].steps == 10 * s.episodes

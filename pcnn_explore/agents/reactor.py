@@ -40,9 +40,46 @@ import torch
 import torch.nn.functional as F
 
 from pcnn_explore.agents.reactor_network import ReactorNetwork
-from pcnn_explore.agents.retrace import retrace_targets, trace_coefficients
+from pcnn_explore.agents.retrace import retrace_targets, reward_trace_products, trace_coefficients
+from pcnn_explore.agents.sequence_replay import trim_window
 
-__all__ = ["ReactorAgent", "beta_loo_policy_loss"]
+__all__ = ["ReactorAgent", "beta_loo_policy_loss", "TRACE_FIELDS", "trace_summary"]
+
+#: what :func:`trace_summary` reports of one learn call (see there)
+TRACE_FIELDS = ("sequences", "c_mean", "rewarded", "span_mean", "product_mean", "product_min",
+                "from_start", "from_start_span_mean", "from_start_product_mean")
+
+
+def trace_summary(c_next: torch.Tensor, reward: torch.Tensor, mask: torch.Tensor, mask_next: torch.Tensor,
+                  starts_episode: torch.Tensor, reward_threshold: float = 0.5) -> dict[str, float]:
+    """Summary of the Retrace traces one learn call used (its policy pi against the stored mu).
+
+    c_next, reward, mask, mask_next: (B, L) as in :meth:`ReactorAgent.losses` (c_next[b, t] = c_{t+1},
+    mask_next 1 where x_{t+1} has a transition); starts_episode: (B,) bool, x_0 is the first
+    observation of its episode. A sequence is *rewarded* when a stored step pays r_t >
+    ``reward_threshold`` (the clipped reward the learner saw, r + r+: DeepSea's +1, or a bonus that
+    large; the replay stores the sum only); its
+    product is prod_{s=1}^{k} c_s up to its last rewarded step k
+    (:func:`~pcnn_explore.agents.retrace.reward_trace_products`). Returns floats (counts as floats;
+    means NaN where nothing to average): ``sequences`` B; ``c_mean`` mean c_s over every stored s >= 1;
+    ``rewarded`` and its ``span_mean`` (mean k, in steps), ``product_mean``, ``product_min``;
+    ``from_start``: rewarded sequences that start at their episode's first step, with
+    ``from_start_span_mean`` and ``from_start_product_mean`` (the weight of the reward at the
+    episode's start, over gamma^k).
+    """
+    products, spans = reward_trace_products(c_next, reward, mask, reward_threshold)
+    won = spans >= 0
+    start = won & starts_episode.bool()
+    c_used = c_next[mask_next > 0].double()
+
+    def mean(x):
+        return float(x.double().mean()) if x.numel() else float("nan")
+
+    return {"sequences": float(c_next.shape[0]), "c_mean": mean(c_used), "rewarded": float(won.sum()),
+            "span_mean": mean(spans[won]), "product_mean": mean(products[won]),
+            "product_min": float(products[won].min()) if bool(won.any()) else float("nan"),
+            "from_start": float(start.sum()), "from_start_span_mean": mean(spans[start]),
+            "from_start_product_mean": mean(products[start])}
 
 
 def beta_loo_policy_loss(logits: torch.Tensor, q: torch.Tensor, retrace_return: torch.Tensor, action: torch.Tensor,
@@ -102,6 +139,8 @@ class ReactorAgent:
         self.target.requires_grad_(False)
         self.optimizer = torch.optim.Adam(self.net.parameters(), lr=lr, eps=adam_eps)
         self.h, self.c = self.net.initial_state(self.num_envs, self.device)  # actors' states, (num_envs, lstm)
+        #: :func:`trace_summary` of the last :meth:`losses` call (None before the first)
+        self.last_traces: dict[str, float] | None = None
 
     # ------------------------------------------------------------------------------------------ act
     def reset_state(self, env_index: int) -> None:
@@ -144,7 +183,11 @@ class ReactorAgent:
     # ---------------------------------------------------------------------------------------- learn
     def losses(self, batch) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """(critic, policy, Q^ret) on a :class:`~pcnn_explore.agents.sequence_replay.SequenceBatch`:
-        the two 0-d losses (with gradient) and the (B, L) Retrace targets (float32, no gradient)."""
+        the two 0-d losses (with gradient) and the (B, L) Retrace targets (float32, no gradient; 0 past
+        the longest sequence of the batch: the window is first cut by :func:`trim_window`).
+        Also sets :attr:`last_traces`, the :func:`trace_summary` of the traces these targets used."""
+        full_length = batch.action.shape[1]
+        batch = trim_window(batch)  # exact: drops the columns no output depends on
         dev, k = self.device, int(batch.burn_in)
         obs = torch.from_numpy(np.ascontiguousarray(batch.obs)).to(dev)
         first = torch.from_numpy(batch.first).to(dev)
@@ -164,10 +207,13 @@ class ReactorAgent:
             c_next = trace_coefficients(pi_next.gather(-1, a_next).squeeze(-1), mu_next, self.lam) * mask_next
             q_ret = retrace_targets(reward, self.gamma * (1.0 - terminated), q_next_all.gather(-1, a_next).squeeze(-1),
                                     (pi_next * q_next_all).sum(-1), c_next)
+            self.last_traces = trace_summary(c_next, reward, mask, mask_next, first[:, k] > 0)
         n = mask.sum().clamp(min=1.0)
         q_taken = q[:, :L].gather(-1, action.unsqueeze(-1)).squeeze(-1)
         critic = 0.5 * ((q_taken - q_ret) ** 2 * mask).sum() / n
         policy = (beta_loo_policy_loss(logits[:, :L], q[:, :L], q_ret, action, self.entropy_cost) * mask).sum() / n
+        if L < full_length:  # padding steps (mask 0) get a zero target
+            q_ret = torch.cat([q_ret, q_ret.new_zeros(q_ret.shape[0], full_length - L)], dim=1)
         return critic, policy, q_ret
 
     def learn(self, batch) -> torch.Tensor:

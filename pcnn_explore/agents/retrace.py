@@ -29,7 +29,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-__all__ = ["retrace_targets", "trace_coefficients"]
+__all__ = ["retrace_targets", "trace_coefficients", "reward_trace_products"]
 
 
 def trace_coefficients(pi_taken, mu_taken, lam: float = 1.0):
@@ -82,3 +82,31 @@ def retrace_targets(rewards, discounts, q_next, v_next, c_next):
         carry = r[..., t] + g[..., t] * (c[..., t] * (carry - q[..., t]) + v[..., t])
         out[t] = carry
     return torch.stack(out, dim=-1) if is_torch else np.stack(out, axis=-1)
+
+
+def reward_trace_products(c_next, reward, mask, reward_threshold: float = 0.5):
+    """The Retrace trace product that carries each sequence's rewarded step back to its start.
+
+    For a sequence with rewarded step k (the last stored step t with r_t > ``reward_threshold``),
+    Q^ret_0 holds delta_k, and so r_k, with weight gamma^k prod_{s=1}^{k} c_s (module docstring);
+    this returns P = prod_{s=1}^{k} c_s (1 when k = 0: no trace is needed). The MMC target of DQN
+    carries r_k to x_0 with weight beta gamma^k instead, whatever the policy.
+
+    Args (torch tensors, (B, L)): c_next[b, t] = c_{t+1}, as passed to :func:`retrace_targets`
+    (the c's the learner used: the policy pi of that update against the stored mu); reward: r_t;
+    mask: 1 on stored transitions, 0 on padding.
+
+    Returns (products (B,) float64, NaN where the sequence holds no rewarded step; spans (B,) int64,
+    k, -1 where none). Example: c_next [[0.5, 0.2, 0]], reward [[0, 0, 1]], mask all 1 -> P = 0.1, k = 2.
+    """
+    if not (c_next.shape == reward.shape == mask.shape and c_next.dim() == 2):
+        raise ValueError(f"reward_trace_products: c_next, reward and mask must share a (B, L) shape, got "
+                         f"{tuple(c_next.shape)}, {tuple(reward.shape)}, {tuple(mask.shape)}")
+    B, L = c_next.shape
+    hit = (reward > reward_threshold) & (mask > 0)
+    positions = torch.arange(L, device=c_next.device).expand(B, L)
+    span = torch.where(hit, positions, torch.full_like(positions, -1)).max(dim=1).values  # (B,) k or -1
+    cum = torch.cumprod(torch.cat([torch.ones_like(c_next[:, :1]), c_next[:, :-1]], dim=1).double(), dim=1)
+    # cum[b, k] = c_next[b, 0] ... c_next[b, k-1] = c_1 ... c_k
+    product = cum.gather(1, span.clamp(min=0).unsqueeze(1)).squeeze(1)
+    return torch.where(span >= 0, product, torch.full_like(product, float("nan"))), span

@@ -34,7 +34,7 @@ import numpy as np
 from pcnn_explore.agents.replay_storage import pack, unpack
 from pcnn_explore.agents.sharding import Shards
 
-__all__ = ["SequenceBatch", "SequenceShard", "SequenceReplay", "SEQ_LEN", "BURN_IN"]
+__all__ = ["SequenceBatch", "SequenceShard", "SequenceReplay", "SEQ_LEN", "BURN_IN", "trim_window"]
 
 SEQ_LEN = 33  # transitions per sequence (Reactor's)
 BURN_IN = 32  # observations run before a sequence to warm up the LSTM state
@@ -64,6 +64,30 @@ class SequenceBatch:
     length: np.ndarray
     index: np.ndarray
     burn_in: int
+
+
+def trim_window(batch: SequenceBatch) -> SequenceBatch:
+    """The batch without the window columns no learner output depends on (exact, a speed-up only).
+
+    Leading columns: before the last position p <= burn_in at which every row zeroes its recurrent
+    state (``first`` = 1; the LSTM starts from zero anyway), nothing reaches x_0. Trailing columns:
+    past the longest sequence's x_n (n = max ``length``) only padding follows; the per-step arrays
+    keep their first n columns (B, n). On short episodes (DeepSea-10: at most 10 transitions and a
+    burn-in of at most 9 observations, in a window of 32 + 33 + 1) this removes most of the window.
+    A batch with nothing to trim is returned as it is.
+    """
+    B, W = batch.first.shape
+    K, L = int(batch.burn_in), batch.action.shape[1]
+    zeroed = batch.first[:, :K + 1] > 0  # (B, K + 1)
+    last = np.where(zeroed.any(1), K - np.argmax(zeroed[:, ::-1], axis=1), 0)  # each row's last reset <= K
+    lo = int(last.min()) if B else 0
+    n = max(1, int(batch.length.max())) if B else L
+    if lo == 0 and n == L:
+        return batch
+    cols = slice(lo, K + n + 1)
+    return SequenceBatch(obs=batch.obs[:, cols], first=batch.first[:, cols], action=batch.action[:, :n],
+                         mu=batch.mu[:, :n], reward=batch.reward[:, :n], terminated=batch.terminated[:, :n],
+                         mask=batch.mask[:, :n], length=batch.length, index=batch.index, burn_in=K - lo)
 
 
 class SequenceShard:

@@ -134,7 +134,7 @@ def _episodes_from_log(log: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarr
 
 
 SPEC_FILE = "run_spec.json"
-_TRAIN_OUTPUTS = ("log.csv", "checkpoint.pt", "policy.pt", "settings.json", "tb", SPEC_FILE, "trial.json",
+_TRAIN_OUTPUTS = ("log.csv", "traces.csv", "checkpoint.pt", "policy.pt", "settings.json", "tb", SPEC_FILE, "trial.json",
                   "attempt.json", "result.json")
 
 

@@ -1,29 +1,40 @@
-"""Reactor and the bonus (notebook 13; the paper's Sec. 4.2, Fig. 7, 8, 16) at CPU scale.
+"""Reactor and the bonus (notebook 13; the paper's Sec. 4.2, Fig. 7, 8) on bsuite's deep-sea protocol.
 
-Two questions, each answered on DeepSea-N (:mod:`pcnn_explore.deep_sea`), the task where notebook
-12 shows the bonus at work on a laptop:
+The runs: Reactor, Reactor with the bonus (on a random 25% of steps, as in the paper) and DQN with
+the bonus and MMC, each on DeepSea-N for the sizes and episode cap of the profile (a subset of
+bsuite's protocol, :mod:`pcnn_explore.deep_sea_protocol`: sizes up to N = 33, one Reactor sequence,
+so a replayed sequence from an episode's start holds the whole episode). The seed is the unit: every
+claim is decided on per-seed values with :mod:`pcnn_explore.verdicts`.
 
-- **Fig. 7 / 8**: does the bonus help Reactor? Reactor against Reactor with the bonus (on a random
-  25% of steps, as in the paper), and DQN with the bonus and MMC for reference; success is the
-  share of episodes paying DeepSea's +1 (its area under the curve, the paper's AUC measure, is the
-  mean over the run: the share of all episodes that paid it).
-- **Sec. 4.2's hypothesis**: Retrace's truncated traces cut the propagation of a rare reward.
-  Retrace carries the reward r_{T-1} of a replayed episode back to its start (x_0, a_0) with weight
-  gamma^(T-1) prod_{s=1}^{T-1} c_s, c_s = lambda min(1, pi(a_s|x_s) / mu(a_s|x_s)); the MMC target
-  carries it with beta gamma^(T-1) (beta = 0.1) whatever the policy. :func:`trace_products`
-  measures prod c along every successful episode still in a trained Reactor's replay: the trained
-  policy pi (from ``policy.pt``) against the behaviour probabilities mu stored when the episode
-  was played (``checkpoint.pt``'s sequence replay). A product below beta means MMC carries more of
-  the +1 to the episode's start than Retrace does in one update.
+Per run (:func:`run_values`), over its complete episodes: ``auc``, the share of episodes that found
+DeepSea's +1 (the mean of the success curve: the paper's area-under-the-curve measure, as a share);
+``late``, the same over the last quarter; ``solve_episode`` by bsuite's rule (checked at every
+episode) and ``solved`` (in time for the deep-sea score). Per seed: the mean over the sizes.
+
+The claims (:func:`decide`):
+
+- ``bonus_helps_reactor`` (Fig. 7/8): Reactor with the bonus above Reactor, in ``auc``; paired over seeds.
+- ``dqn_mmc_above_reactor_bonus`` (Sec. 4.2: Reactor "seems unable to make full use of" the bonus on
+  sparse games): each DQN with the bonus and MMC above Reactor with the bonus, in ``auc``.
+- ``traces_cut`` (Sec. 4.2's hypothesis): Retrace carries a reward r_k back to a sequence's first
+  state x_0 with weight gamma^k prod_{s=1}^{k} c_s, c_s = lambda min(1, pi(a_s|x_s) / mu(a_s|x_s));
+  the MMC target carries it with beta gamma^k whatever the policy. Measured with the policy that
+  was learning when the sequence was replayed: each Reactor run's ``traces.csv``
+  (:mod:`pcnn_explore.run.trace_log`), over the replayed sequences that start at an episode's
+  first step and hold a large reward: a clipped reward above 0.5 as the learner saw it, that is
+  DeepSea's +1 or a bonus that large (the sequence replay keeps the sum only), with k its last
+  such step (prod of k traces; on DeepSea the +1 comes at k = N - 1). Per seed: the mean product
+  over all such replays of the run. Claim: below the beta of the study's DQN runs (``agrees`` when
+  the t interval of beta - product lies above 0).
 
 On DeepSea the paper's translation-invariant PixelCNN cannot tell the agent's cells apart (notebook
-12), so the study's "PixelCNN" is the position-biased one (``pixelcnn_pos``); any variant of the
-rule (:mod:`pcnn_explore.experiments.agent_variants`) may be named instead. Steps are agent steps.
+12), so the study's PixelCNN is the position-biased one (``pixelcnn_pos``), for Reactor and DQN alike.
 """
 from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import os
 from pathlib import Path
 from typing import Any, ClassVar
@@ -31,13 +42,14 @@ from typing import Any, ClassVar
 import numpy as np
 
 from pcnn_explore.deep_sea import deep_sea_id
+from pcnn_explore.deep_sea_protocol import solve_episode, solved_in_time, successes_from_log
 from pcnn_explore.experiments.agent_runs import RunSpec, run_specs
 from pcnn_explore.experiments.agent_variants import MMC_BETA, VARIANTS, check_variant, variant_agent, variant_label
-from pcnn_explore.experiments.exploration import SUCCESS_RETURN, read_deep_sea_run, success_table
 from pcnn_explore.profiles import ExperimentSettings, check_profile
+from pcnn_explore.verdicts import Verdict, difference_verdict, progress_verdict, t_interval
 
-__all__ = ["ReactorStudySettings", "PAPER", "specs", "run", "roles", "success_curves", "success_rates",
-           "trace_products", "run_traces", "goals", "verdict", "summary", "metrics"]
+__all__ = ["ReactorStudySettings", "PAPER", "STUDY_SEEDS", "settings_for", "specs", "run", "roles", "run_values",
+           "run_traces", "collect", "decide", "overall", "summary", "paper_rows", "metrics"]
 
 PAPER = {
     "fig7_fig8": "Reactor-PixelCNN improves on Reactor on a large fraction of the 57 games, in area under the "
@@ -48,29 +60,34 @@ PAPER = {
     "mmc_beta": MMC_BETA,
     "bonus_fraction": "the bonus (and the density model's update) on a random 25% of Reactor's steps",
 }
+#: the study profile's seeds: seeds the kit's tests never use
+STUDY_SEEDS = (301, 302, 303, 304, 305)
+_LONGEST = 33  # one Reactor sequence (pcnn_explore.agents.sequence_replay.SEQ_LEN)
 
 
 @dataclasses.dataclass
 class ReactorStudySettings(ExperimentSettings):
-    """Settings of notebook 13. Runs last ``episodes`` DeepSea episodes of ``size`` steps each."""
+    """Settings of notebook 13: every variant x seed runs ``episodes`` episodes of DeepSea-N (N agent
+    steps each) for each N in ``sizes``."""
 
     profile: str = "study"
-    seeds: tuple[int, ...] = (0, 1, 2)
-    size: int = 8  # DeepSea N
-    episodes: int = 600
-    #: Reactor, Reactor with the bonus, DQN with the bonus and MMC (the reference)
-    variants: tuple[str, ...] = ("reactor", "reactor_pixelcnn_pos", "pixelcnn_pos_mmc")
+    seeds: tuple[int, ...] = STUDY_SEEDS
+    sizes: tuple[int, ...] = (10,)
+    episodes: int = 400
+    #: Reactor, Reactor-PixelCNN, and DQN with the bonus and MMC: DQN-PixelCNN (the paper's pairing) and DQN-CTS
+    variants: tuple[str, ...] = ("reactor", "reactor_pixelcnn_pos", "pixelcnn_pos_mmc", "cts_mmc")
     #: TrainConfig fields for every run, on top of TrainConfig's preset and DeepSea's env_defaults
-    overrides: tuple[tuple[str, Any], ...] = ()
-    late_fraction: float = 0.25  # the last quarter of a run's steps is "late in training"
+    overrides: tuple[tuple[str, Any], ...] = (("tensorboard", False),)
+    late_fraction: float = 0.25  # the last quarter of a run's episodes is "late in training"
     window: int = 50  # episodes per point of the success curves
     workers: int = 2
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
-        "smoke": dict(seeds=(0,), size=5, episodes=40, overrides=(("learning_starts", 100),), window=10),
+        "smoke": dict(seeds=(0, 1), sizes=(4,), episodes=25, window=5,
+                      overrides=(("learning_starts", 20), ("tensorboard", False))),
         "study": dict(),
-        "paper": dict(seeds=(0, 1, 2), size=20, episodes=10_000, window=500,
-                      variants=("reactor", "reactor_pixelcnn_pos", "pixelcnn_pos_mmc", "dqn")),
+        "paper": dict(sizes=tuple(range(10, _LONGEST, 2)), episodes=10_000, window=500,
+                      variants=("reactor", "reactor_pixelcnn_pos", "reactor_cts", "pixelcnn_pos_mmc", "cts_mmc")),
     }
 
     def check(self) -> None:
@@ -78,17 +95,24 @@ class ReactorStudySettings(ExperimentSettings):
         from pcnn_explore.deep_sea import DEEP_SEA_SIZES
 
         check_profile(self.profile)
-        for name in ("seeds", "variants"):
+        for name in ("seeds", "sizes", "variants"):
             v = getattr(self, name)
             if isinstance(v, str) or not isinstance(v, (tuple, list)) or not v:
                 raise TypeError(f"{name} must be a non-empty tuple, got {v!r}")
-        if len(set(self.variants)) != len(self.variants):
-            raise ValueError(f"variants repeat: {', '.join(self.variants)}")
+            if len(set(v)) != len(v):
+                raise ValueError(f"{name} repeat: {v!r}")
         for v in self.variants:
             check_variant(v)
-        if self.size not in DEEP_SEA_SIZES or self.size > 33:
-            raise ValueError(f"size: DeepSea-N with N in 3..33 (an episode must fit one 33-step Reactor sequence), "
-                             f"got {self.size!r}")
+        if not any(variant_agent(v) == "reactor" for v in self.variants):
+            raise ValueError(f"variants: name at least one Reactor variant (reactor, reactor_pixelcnn_pos, ...), "
+                             f"got {self.variants!r}")
+        for n in self.sizes:
+            if n not in DEEP_SEA_SIZES or n > _LONGEST:
+                raise ValueError(f"sizes: DeepSea-N with N in 3..{_LONGEST} (an episode must fit one {_LONGEST}-step "
+                                 f"Reactor sequence), got {n!r}")
+        for s in self.seeds:
+            if isinstance(s, bool) or not isinstance(s, (int, np.integer)) or s < 0:
+                raise ValueError(f"seeds must be non-negative integers, got {self.seeds!r}")
         for name in ("episodes", "window", "workers"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
@@ -96,222 +120,230 @@ class ReactorStudySettings(ExperimentSettings):
         if not 0 < self.late_fraction <= 1:
             raise ValueError(f"late_fraction must be in (0, 1], got {self.late_fraction!r}")
 
-    @property
-    def env(self) -> str:
-        return deep_sea_id(self.size)
+    def steps(self, size: int) -> int:
+        """Agent steps per run on DeepSea-``size``: ``episodes`` x N."""
+        return int(self.episodes) * int(size)
 
-    @property
-    def steps(self) -> int:
-        """Agent steps per run: ``episodes`` x N."""
-        return self.episodes * self.size
+
+def settings_for(profile: str, seed: int | None = None, n_seeds: int | None = None, **given: Any) -> ReactorStudySettings:
+    """The preset of ``profile``; ``seed``/``n_seeds`` pick seeds ``seed, seed + 1, ...`` (None: the
+    preset's first seed / number of seeds); any other setting given (None: the preset's)."""
+    if seed is None and n_seeds is None:
+        return ReactorStudySettings.preset(profile, **given)
+    first = ReactorStudySettings.preset(profile).seeds[0] if seed is None else seed
+    return ReactorStudySettings.for_notebook(profile, seed=first, n_seeds=n_seeds, **given)
 
 
 # ------------------------------------------------------------------------------------- runs
 def specs(settings: ReactorStudySettings, out_root: str | os.PathLike) -> list[RunSpec]:
-    """One RunSpec per variant x seed, under ``out_root/<env>/<variant>_s<seed>``."""
+    """One RunSpec per size x variant x seed, under ``out_root/<env>/<variant>_s<seed>``."""
     over = tuple(sorted(dict(settings.overrides).items()))
-    root = Path(out_root) / settings.env
-    return [RunSpec(v, settings.env, int(s), settings.steps, settings.profile, str(root / f"{v}_s{s}"), over)
-            for v in settings.variants for s in settings.seeds]
+    return [RunSpec(v, deep_sea_id(n), int(s), settings.steps(n), settings.profile,
+                    str(Path(out_root) / deep_sea_id(n) / f"{v}_s{s}"), over)
+            for n in settings.sizes for v in settings.variants for s in settings.seeds]
 
 
 def run(settings: ReactorStudySettings, output_dir: str | os.PathLike, progress: bool = False) -> list[RunSpec]:
-    """Train (or read back finished) every run of ``settings`` under ``output_dir/runs``; their specs."""
+    """Train (or read back finished, resume unfinished) every run under ``output_dir/runs``; their specs."""
     settings.check()
     todo = specs(settings, Path(output_dir) / "runs")
     run_specs(todo, settings.workers, progress=progress)
     return todo
 
 
-def roles(variants) -> dict[str, str | None]:
-    """Which variant is Reactor (no bonus), Reactor with a bonus, and DQN with a bonus (None: not run)."""
-    def first(pred):
-        return next((v for v in variants if pred(v)), None)
+def roles(variants) -> dict[str, Any]:
+    """``reactor`` (no bonus), ``reactor_bonus`` (the first Reactor with a bonus) and ``dqn_mmc`` (every
+    DQN with a bonus and MMC), by the variant rule; None / [] where not run."""
+    def bonus(v):
+        return VARIANTS[v]["bonus"] != "none" and not VARIANTS[v].get("intrinsic_only")
 
-    return {"reactor": first(lambda v: variant_agent(v) == "reactor" and VARIANTS[v]["bonus"] == "none"),
-            "reactor_bonus": first(lambda v: variant_agent(v) == "reactor" and VARIANTS[v]["bonus"] != "none"
-                                   and not VARIANTS[v].get("intrinsic_only")),
-            "dqn_bonus": first(lambda v: variant_agent(v) == "dqn" and VARIANTS[v]["bonus"] != "none"
-                               and not VARIANTS[v].get("intrinsic_only"))}
-
-
-def _episode_successes(out_dir: str | os.PathLike) -> np.ndarray:
-    """1.0 where a complete episode of ``log.csv`` paid DeepSea's +1, else 0.0 (episode order)."""
-    from pcnn_explore.train import read_log
-
-    log = read_log(out_dir)
-    done = log["complete"] == 1
-    return (log["return"][done] > SUCCESS_RETURN).astype(np.float64)
+    reactors = [v for v in variants if variant_agent(v) == "reactor"]
+    return {"reactor": next((v for v in reactors if VARIANTS[v]["bonus"] == "none"), None),
+            "reactor_bonus": next((v for v in reactors if bonus(v)), None),
+            "dqn_mmc": [v for v in variants if variant_agent(v) == "dqn" and bonus(v) and VARIANTS[v].get("mmc_beta", 0) > 0]}
 
 
-def success_curves(settings: ReactorStudySettings, todo: list[RunSpec]) -> dict[str, np.ndarray]:
-    """variant -> (seeds, points) share of episodes paying +1 in consecutive windows of ``window`` episodes."""
-    out: dict[str, list[np.ndarray]] = {}
+def run_values(out_dir: str | os.PathLike, size: int, late_fraction: float = 0.25) -> dict[str, Any]:
+    """One run's values from its ``log.csv``: ``success`` (E,) 0/1 per complete episode; ``auc`` (their
+    mean; NaN with none), ``late`` (mean over the last ``late_fraction`` of them), ``solve_episode``
+    (1-based, bsuite's rule at every episode; None: never), ``solved`` (in time for the score, within
+    the episodes run), ``first_success`` (1-based; None), ``episodes``."""
+    from pcnn_explore.run.state import read_log
+
+    won = successes_from_log(read_log(out_dir))
+    e = len(won)
+    late = won[int(round(e * (1.0 - late_fraction))):]
+    solve = solve_episode(won)
+    return {"success": won.astype(int).tolist(), "episodes": e, "auc": float(won.mean()) if e else math.nan,
+            "late": float(late.mean()) if len(late) else math.nan, "solve_episode": solve,
+            "solved": bool(solved_in_time(size, solve, max(e, 1))),
+            "first_success": int(np.flatnonzero(won)[0]) + 1 if won.any() else None}
+
+
+def run_traces(out_dir: str | os.PathLike, bins: int = 10) -> dict[str, Any]:
+    """A Reactor run's ``traces.csv`` summed over its learn calls: ``from_start`` (replayed sequences
+    that start at an episode's first step and hold a clipped reward above 0.5, the +1 or a large
+    bonus), ``from_start_product`` (their mean trace product, NaN with none) and ``from_start_span``
+    (their mean last large-reward step k, in steps), ``rewarded`` / ``rewarded_product`` (every replayed sequence
+    holding such a reward, any start), ``c_mean`` (mean over learn calls of the mean c), ``learn_calls``,
+    and ``curve``: (``bins`` agent steps (end of each bin), from-start product per bin, NaN where none)."""
+    from pcnn_explore.run.trace_log import read_traces
+
+    t = read_traces(out_dir)
+
+    def weighted(count, value):
+        w = np.nan_to_num(t[count])
+        return float(np.nansum(w * np.nan_to_num(t[value])) / w.sum()) if w.sum() else math.nan
+
+    edges = np.linspace(0, t["step"].max() if len(t["step"]) else 1, bins + 1)
+    which = np.clip(np.searchsorted(edges, t["step"], side="left") - 1, 0, bins - 1)
+    w = np.nan_to_num(t["from_start"]) * 1.0
+    p = w * np.nan_to_num(t["from_start_product_mean"])
+    num, den = np.bincount(which, p, bins), np.bincount(which, w, bins)
+    return {"learn_calls": int(len(t["step"])), "from_start": int(np.nansum(t["from_start"])),
+            "from_start_product": weighted("from_start", "from_start_product_mean"),
+            "from_start_span": weighted("from_start", "from_start_span_mean"),
+            "rewarded": int(np.nansum(t["rewarded"])), "rewarded_product": weighted("rewarded", "product_mean"),
+            "c_mean": float(np.nanmean(t["c_mean"])) if len(t["c_mean"]) else math.nan,
+            "curve": (edges[1:].tolist(), np.where(den > 0, num / np.maximum(den, 1e-300), np.nan).tolist())}
+
+
+def _mean_of_known(values) -> float:
+    known = [x for x in values if x == x]
+    return float(np.mean(known)) if known else math.nan
+
+
+def collect(settings: ReactorStudySettings, todo: list[RunSpec]) -> dict[str, Any]:
+    """Every run's values and traces, and per variant the per-seed values (seeds order; the mean over
+    the sizes): ``{"runs": [...], "per_seed": {variant: {"auc", "late", "solved", "solve_episode"
+    (censored at episodes + 1)}}, "traces": {Reactor variant: {"from_start_product", "from_start",
+    "from_start_span", "c_mean", per seed}}, "dqn_mmc_beta": beta of the DQN runs (the paper's 0.1 without any)}``."""
+    from pcnn_explore.deep_sea import deep_sea_size
+
+    runs = []
     for s in todo:
-        wins = _episode_successes(s.out_dir)
-        k = len(wins) // settings.window
-        out.setdefault(s.variant, []).append(wins[: k * settings.window].reshape(k, settings.window).mean(1))
-    return {v: np.stack(c) for v, c in out.items()}
+        n = deep_sea_size(s.env)
+        row = {"variant": s.variant, "size": n, "seed": s.seed, **run_values(s.out_dir, n, settings.late_fraction)}
+        if variant_agent(s.variant) == "reactor":
+            row["traces"] = run_traces(s.out_dir)
+        runs.append(row)
+
+    def per_seed(v, f):
+        out = []
+        for seed in settings.seeds:
+            vals = [r[f] for r in runs if r["variant"] == v and r["seed"] == seed]
+            if f == "solve_episode":
+                vals = [settings.episodes + 1 if x is None else x for x in vals]
+            out.append(float(np.mean(vals)))
+        return out
+
+    per = {v: {f: per_seed(v, f) for f in ("auc", "late", "solved", "solve_episode")} for v in settings.variants}
+    traces = {}
+    for v in settings.variants:
+        if variant_agent(v) != "reactor":
+            continue
+        traces[v] = {f: [_mean_of_known([r["traces"][f] for r in runs if r["variant"] == v and r["seed"] == s])
+                         for s in settings.seeds] for f in ("from_start_product", "from_start_span", "from_start", "c_mean")}
+    dqn = [s for s in todo if s.variant in roles(settings.variants)["dqn_mmc"]]
+    beta = json.loads((Path(dqn[0].out_dir) / "settings.json").read_text())["mmc_beta"] if dqn else MMC_BETA
+    return {"runs": runs, "per_seed": per, "traces": traces, "dqn_mmc_beta": float(beta)}
 
 
-def success_rates(settings: ReactorStudySettings, todo: list[RunSpec]) -> dict[str, dict[str, Any]]:
-    """variant -> {"auc": per seed share of all episodes paying +1 (the success curve's mean),
-    "late": per seed share of the late episodes paying +1, "auc_mean", "late_mean", and notebook 12's
-    "reached_late" (seeds with a +1 late), "first_success_steps" (per seed, NaN: never)}."""
-    table = success_table([read_deep_sea_run(s.out_dir, s.variant, settings.size, s.seed, s.steps,
-                                             settings.late_fraction) for s in todo])
+# ------------------------------------------------------------------------------- verdicts
+def _claim(verdict: Verdict | None, **extra: Any) -> dict[str, Any]:
+    if verdict is None:
+        return {"word": "inconclusive", **extra}
+    return {"word": verdict.word, "estimate": verdict.estimate, "interval": list(verdict.interval),
+            "values": list(verdict.values), "values_b": list(verdict.values_b), "method": verdict.method,
+            "sentence": verdict.sentence, **extra}
+
+
+def decide(study: dict[str, Any], seeds, variants) -> dict[str, dict[str, Any]]:
+    """The claims (module docstring), each a dict with the verdict ``word`` (:data:`VERDICTS`), its
+    ``interval``, ``values`` (per seed) and ``sentence``; claims whose variants were not run are left out.
+    ``dqn_mmc_above_reactor_bonus`` holds one such dict per DQN variant (``by_variant``) and the word
+    of the first."""
+    r, per, seeds = roles(variants), study["per_seed"], list(seeds)
     out: dict[str, dict[str, Any]] = {}
-    for s in todo:
-        wins = _episode_successes(s.out_dir)
-        late = wins[int(round(len(wins) * (1.0 - settings.late_fraction))):]
-        row = out.setdefault(s.variant, {"auc": [], "late": []})
-        row["auc"].append(float(wins.mean()) if len(wins) else 0.0)
-        row["late"].append(float(late.mean()) if len(late) else 0.0)
-    for v, row in out.items():
-        t = table[v][settings.size]
-        row.update(auc_mean=float(np.mean(row["auc"])), late_mean=float(np.mean(row["late"])),
-                   reached_late=t["reached_late"], seeds=t["seeds"], first_success_steps=t["first_success_steps"])
+    if r["reactor"] and r["reactor_bonus"]:
+        out["bonus_helps_reactor"] = _claim(difference_verdict(
+            per[r["reactor_bonus"]]["auc"], per[r["reactor"]]["auc"], "greater", seeds_a=seeds, seeds_b=seeds,
+            claim=f"AUC {variant_label(r['reactor_bonus'])} - {variant_label(r['reactor'])}"))
+    if r["reactor_bonus"] and r["dqn_mmc"]:
+        by = {v: _claim(difference_verdict(per[v]["auc"], per[r["reactor_bonus"]]["auc"], "greater", seeds_a=seeds,
+                                           seeds_b=seeds, claim=f"AUC {variant_label(v)} - "
+                                                                f"{variant_label(r['reactor_bonus'])}"))
+              for v in r["dqn_mmc"]}
+        out["dqn_mmc_above_reactor_bonus"] = {**by[r["dqn_mmc"][0]], "by_variant": by}
+    if r["reactor_bonus"]:
+        beta = study["dqn_mmc_beta"]
+        products = [p for p in study["traces"][r["reactor_bonus"]]["from_start_product"] if p == p]
+        extra = {"mmc_beta": beta, "seeds_with_replays": len(products), "products": products}
+        if len(products) < 2:
+            out["traces_cut"] = _claim(None, sentence=f"inconclusive: {len(products)} seed(s) replayed a large reward "
+                                                      "from an episode's first step (an interval needs 2)", **extra)
+        else:
+            out["traces_cut"] = _claim(progress_verdict([beta - p for p in products], 0.0,
+                                                        claim=f"MMC beta {beta:g} - prod c from x_0"), **extra)
     return out
 
 
-# ------------------------------------------------------------------------------ trace products
-def trace_products(run_dir: str | os.PathLike) -> dict[str, Any]:
-    """prod_{s=1}^{T-1} c_s along each successful episode in a finished Reactor run's replay.
-
-    c_s = lambda min(1, pi(a_s|x_s) / mu(a_s|x_s)): pi the run's final policy (``policy.pt``, its LSTM
-    started from zero at x_0 as the actor's), mu the stored behaviour probability. Returns
-    ``{"episodes": log episode numbers, "steps": agent step each ended at, "lengths": T,
-    "products": prod c, "mean_c": mean c_s over s = 1 ... T-1, "lam": lambda, "replayed": episodes
-    in the replay, "successes": successful episodes in the log}``. One env per run (num_envs 1).
-    """
-    import torch
-
-    from pcnn_explore.agents.sequence_replay import SequenceShard
-    from pcnn_explore.checkpoint import load
-    from pcnn_explore.train import load_policy, read_log
-
-    run_dir = Path(run_dir)
-    cfg = json.loads((run_dir / "settings.json").read_text())
-    if cfg.get("agent") != "reactor" or int(cfg.get("num_envs", 1)) != 1:
-        raise ValueError(f"{run_dir}: trace products need a Reactor run with one env, got agent "
-                         f"{cfg.get('agent')!r}, num_envs {cfg.get('num_envs')!r}")
-    (state,) = load(run_dir / "checkpoint.pt")["replay"]["shards"]
-    shard = SequenceShard(int(state["capacity"]), tuple(state["obs_shape"]), int(state["stack"]),
-                          int(state["seq_len"]), int(state["burn_in"]))
-    shard.load_state_dict(state)
-    agent = load_policy(run_dir)[1].agent
-    log = read_log(run_dir)
-    won = np.flatnonzero((log["complete"] == 1) & (log["return"] > SUCCESS_RETURN))
-    n = shard.filled()
-    out: dict[str, Any] = {k: [] for k in ("episodes", "steps", "lengths", "products", "mean_c")}
-    out.update(lam=float(agent.lam), successes=int(len(won)),
-               replayed=int(len(np.unique(shard.episode_id[:n][shard.episode_id[:n] >= 0]))))
-    for row in won:
-        e = int(log["episode"][row])
-        slots = np.flatnonzero((shard.episode_id[:n] == e) & (shard.episode_step[:n] == 0))
-        if len(slots) != 1:
-            continue  # overwritten by newer episodes
-        batch = shard.gather(slots)
-        T = int(batch.length[0])
-        if T != int(log["length"][row]):
-            raise ValueError(f"{run_dir}: episode {e} has {int(log['length'][row])} steps, longer than one "
-                             f"{shard.seq_len}-step sequence ({T}): trace products need N <= {shard.seq_len}")
-        with torch.no_grad():
-            logits, _ = agent.net.unroll(torch.from_numpy(batch.obs), torch.from_numpy(batch.first),
-                                         burn_in=batch.burn_in)
-        pi = torch.softmax(logits[0, :T].double(), -1).numpy()[np.arange(T), batch.action[0, :T]]
-        c = agent.lam * np.minimum(1.0, pi / batch.mu[0, :T].astype(np.float64))
-        out["episodes"].append(e)
-        out["steps"].append(int(log["step"][row]))
-        out["lengths"].append(T)
-        out["products"].append(float(np.prod(c[1:])))
-        out["mean_c"].append(float(c[1:].mean()) if T > 1 else 1.0)
-    return out
-
-
-def run_traces(settings: ReactorStudySettings, todo: list[RunSpec]) -> dict[str, list[dict[str, Any]]]:
-    """Reactor variant -> one :func:`trace_products` per seed."""
-    return {v: [trace_products(s.out_dir) for s in todo if s.variant == v]
-            for v in settings.variants if variant_agent(v) == "reactor"}
-
-
-def _pooled(runs: list[dict[str, Any]]) -> dict[str, Any]:
-    p = np.array([x for r in runs for x in r["products"]], np.float64)
-    first = [r["products"][0] for r in runs if r["products"]]
-    return {"successes_replayed": int(len(p)), "median_product": float(np.median(p)) if len(p) else None,
-            "below_mmc_beta": float((p < MMC_BETA).mean()) if len(p) else None,
-            "min_product": float(p.min()) if len(p) else None,
-            "first_success_products": first, "mmc_beta": MMC_BETA}
-
-
-# ------------------------------------------------------------------------------- summaries
-def goals(rates: dict[str, dict[str, Any]], traces: dict[str, list[dict]], variants) -> dict[str, dict[str, Any]]:
-    """The three claims, each ``{"holds": bool or None (not run / nothing to measure), ...numbers}``:
-    ``bonus_helps_reactor`` (Fig. 7/8: the bonus Reactor's success AUC above Reactor's),
-    ``dqn_bonus_above_reactor_bonus`` (Sec. 4.2: DQN with bonus and MMC succeeds late more often than
-    Reactor with the bonus), ``traces_cut`` (Sec. 4.2: median prod c over the bonus Reactor's replayed
-    successes below MMC's beta)."""
-    r = roles(variants)
-    base, bonus, dqn = (rates.get(r[k]) if r[k] else None for k in ("reactor", "reactor_bonus", "dqn_bonus"))
-    out: dict[str, dict[str, Any]] = {}
-    out["bonus_helps_reactor"] = {
-        "holds": None if not (base and bonus) else bool(bonus["auc_mean"] > base["auc_mean"]),
-        "auc": {v: rates[v]["auc_mean"] for v in (r["reactor"], r["reactor_bonus"]) if v in rates},
-        "improvement_percent": (None if not (base and bonus) or base["auc_mean"] == 0 else
-                                100.0 * (bonus["auc_mean"] - base["auc_mean"]) / abs(base["auc_mean"]))}
-    out["dqn_bonus_above_reactor_bonus"] = {
-        "holds": None if not (dqn and bonus) else bool(dqn["late_mean"] > bonus["late_mean"]),
-        "late": {v: rates[v]["late_mean"] for v in (r["reactor_bonus"], r["dqn_bonus"]) if v in rates}}
-    pooled = _pooled(traces.get(r["reactor_bonus"], [])) if r["reactor_bonus"] else None
-    out["traces_cut"] = {"holds": None if not pooled or pooled["median_product"] is None
-                         else bool(pooled["median_product"] < MMC_BETA),
-                         **(pooled or {})}
-    return out
-
-
-def verdict(profile: str, g: dict[str, dict[str, Any]]) -> str:
-    """agrees (every tested claim holds), partly (some), differs (none), or not testable (smoke, or none tested)."""
-    tested = [x["holds"] for x in g.values() if x["holds"] is not None]
-    if profile == "smoke" or not tested:
+def overall(profile: str, claims: dict[str, dict[str, Any]]) -> str:
+    """agrees (every claim agrees), partly (some), differs (none agrees, one differs), inconclusive
+    (none decided either way); smoke or no claim: not testable at this profile."""
+    words = [c["word"] for c in claims.values()]
+    if profile == "smoke" or not words:
         return "not testable at this profile"
-    return "agrees" if all(tested) else "partly" if any(tested) else "differs"
+    if all(w == "agrees" for w in words):
+        return "agrees"
+    return "partly" if "agrees" in words else "differs" if "differs" in words else "inconclusive"
 
 
-def summary(settings: ReactorStudySettings, rates: dict, traces: dict) -> dict[str, Any]:
-    """The verdict, one line per claim with its numbers, the claims' numbers (``goals``) and each
-    Reactor variant's pooled trace products (``traces``)."""
-    g = goals(rates, traces, settings.variants)
-
-    def status(h):
-        return "nothing to measure" if h is None else ("holds" if h else "does not hold")
-
-    def pct(x):
-        return "n/a" if x is None else f"{x:+.0f}%"
-
-    b, d, t = g["bonus_helps_reactor"], g["dqn_bonus_above_reactor_bonus"], g["traces_cut"]
-    lines = [f"DeepSea-{settings.size}, {settings.episodes} episodes, {len(settings.seeds)} seed(s); a uniformly "
-             f"random policy pays +1 in 2^-N = {0.5 ** settings.size:.4f} of its episodes:"]
-    lines += [f"  {variant_label(v)}: +1 in {row['auc_mean']:.3f} of all episodes, {row['late_mean']:.3f} of the "
-              f"late ones; seeds with a late +1: {row['reached_late']}/{row['seeds']}" for v, row in rates.items()]
-    lines.append(f"Fig. 7/8, the bonus helps Reactor (success AUC): {status(b['holds'])} "
-                 f"(improvement {pct(b['improvement_percent'])})")
-    lines.append(f"Sec. 4.2, DQN with bonus + MMC succeeds late more often than Reactor with the bonus: "
-                 f"{status(d['holds'])} (" + ", ".join(f"{variant_label(v)} {x:.3f}" for v, x in d["late"].items()) + ")")
-    if t.get("median_product") is None:
-        lines.append("Sec. 4.2, Retrace's traces cut the +1 on its way back: no successful episode in the replay")
-    else:
-        lines.append(f"Sec. 4.2, Retrace's traces cut the +1 on its way back (median prod c < MMC's beta = {MMC_BETA}): "
-                     f"{status(t['holds'])} (median prod c {t['median_product']:.3f} over "
-                     f"{t['successes_replayed']} replayed successes; {100 * t['below_mmc_beta']:.0f}% below beta)")
-    return {"verdict": verdict(settings.profile, g), "lines": lines, "goals": g,
-            "traces": {v: _pooled(runs) for v, runs in traces.items()}}
+def summary(settings: ReactorStudySettings, study: dict[str, Any]) -> dict[str, Any]:
+    """The verdict (:func:`overall`), the claims (:func:`decide`) and one line each with its numbers."""
+    claims = decide(study, settings.seeds, settings.variants)
+    sizes = ", ".join(str(n) for n in settings.sizes)
+    lines = [f"DeepSea-N, N = {sizes}, {settings.episodes} episodes, {len(settings.seeds)} seeds "
+             f"({', '.join(map(str, settings.seeds))}); a uniformly random policy finds the +1 in 2^-N of its "
+             f"episodes ({0.5 ** min(settings.sizes):.2g} at N = {min(settings.sizes)}):"]
+    for v, row in study["per_seed"].items():
+        lo, hi = t_interval(row["auc"]) if len(row["auc"]) > 1 else (math.nan, math.nan)
+        lines.append(f"  {variant_label(v)}: AUC per seed {', '.join(f'{x:.3f}' for x in row['auc'])} (mean "
+                     f"{np.mean(row['auc']):.3f}, 95% [{lo:.3f}, {hi:.3f}]); solved (bsuite's rule) "
+                     f"{sum(x >= 0.5 for x in row['solved'])}/{len(row['solved'])} seeds")
+    names = {"bonus_helps_reactor": "Fig. 7/8, the bonus helps Reactor",
+             "dqn_mmc_above_reactor_bonus": "Sec. 4.2, DQN with bonus + MMC makes more of the bonus than Reactor",
+             "traces_cut": "Sec. 4.2, Retrace's traces carry less of a large reward (+1 or bonus) back to x_0 than MMC's beta"}
+    for k, c in claims.items():
+        for v, one in (c.get("by_variant") or {k: c}).items():
+            lines.append(f"{names[k]}{'' if v == k else f' ({variant_label(v)})'}: {one['sentence']}")
+    return {"verdict": overall(settings.profile, claims), "claims": claims, "lines": lines}
 
 
-def metrics(settings: ReactorStudySettings, rates: dict, traces: dict, summ: dict) -> dict[str, Any]:
+_PAPER_SAYS = {"bonus_helps_reactor": ("Reactor-PixelCNN over Reactor (AUC)", "improves on many of 57 games (Fig. 8)"),
+               "dqn_mmc_above_reactor_bonus": ("DQN + bonus + MMC over Reactor + bonus (AUC)",
+                                               "Reactor cannot make full use of the bonus on sparse games (Sec. 4.2)"),
+               "traces_cut": ("MMC beta - Retrace prod c from x_0 (learn time)",
+                              "hypothesis: truncated traces cut long-horizon reward (no numbers)")}
+
+
+def paper_rows(summ: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """(quantity, the paper, this run: verdict, mean and 95% interval) per claim, for
+    :func:`pcnn_explore.report.paper_vs_run`."""
+    rows = []
+    for k, c in summ["claims"].items():
+        for v, one in (c.get("by_variant") or {k: c}).items():
+            what, paper = _PAPER_SAYS[k]
+            got = (f"{one['word']}: {one['estimate']:+.3f} [{one['interval'][0]:+.3f}, {one['interval'][1]:+.3f}]"
+                   if "interval" in one else one["word"])
+            rows.append((what + ("" if v == k else f", {variant_label(v)}"), paper, got))
+    return rows
+
+
+def metrics(settings: ReactorStudySettings, study: dict[str, Any], summ: dict[str, Any],
+            wall_s: float | None = None) -> dict[str, Any]:
     """What notebook 13 writes to ``metrics.json``."""
-    return {"profile": settings.profile, "seeds": list(settings.seeds), "settings": settings.to_dict(),
-            "env": settings.env, "steps_per_run": settings.steps, "success": rates,
-            "trace_products": {v: [{k: r[k] for k in ("episodes", "lengths", "products", "mean_c", "lam",
-                                                       "successes", "replayed")} for r in runs]
-                               for v, runs in traces.items()},
-            "summary": summ, "paper": PAPER, "main_figure": "reactor_deep_sea.png"}
+    return {"profile": settings.profile, "seeds": list(settings.seeds), "sizes": list(settings.sizes),
+            "episodes": settings.episodes, "settings": settings.to_dict(), "per_seed": study["per_seed"],
+            "runs": study["runs"], "traces": study["traces"], "dqn_mmc_beta": study["dqn_mmc_beta"],
+            "summary": summ, "paper": PAPER, "wall_s": wall_s, "main_figure": "reactor_deep_sea.png"}

@@ -1,55 +1,85 @@
-"""Reactor figures (notebook 13): success on DeepSea per variant, and Retrace's trace products along
-the replayed successful episodes against MMC's beta.
+"""Reactor figures (notebook 13): per-seed success on DeepSea with intervals, success curves, and the
+Retrace trace products the learn calls used against MMC's beta.
 
 Every function returns a matplotlib Figure and never selects a backend.
 """
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
 __all__ = ["plot_reactor_study"]
 
 
-def plot_reactor_study(curves: Mapping[str, np.ndarray], traces: Mapping[str, list[Mapping[str, Any]]],
-                       labels: Mapping[str, str], colours: Mapping[str, str | None] | None = None, *,
-                       window: int, mmc_beta: float = 0.1, title: str = "DeepSea"):
-    """Left: share of episodes paying +1 per window of ``window`` episodes (mean over seeds, the
-    seeds thin) per variant. Right: prod c of each successful episode in a Reactor's replay (log
-    scale) against the agent step it ended at, with MMC's beta as a line: below it MMC carries more
-    of the +1 back to the episode's start than Retrace does.
+def plot_reactor_study(study: Mapping[str, Any], seeds: Sequence[int], labels: Mapping[str, str],
+                       colours: Mapping[str, str | None] | None = None, *, window: int, size: int,
+                       title: str = "DeepSea"):
+    """Three panels from :func:`pcnn_explore.experiments.reactor_study.collect`'s ``study``.
 
-    ``curves``: :func:`pcnn_explore.experiments.reactor_study.success_curves`; ``traces``:
-    :func:`~pcnn_explore.experiments.reactor_study.run_traces`."""
+    Reactor variants are dashed (squares), DQN solid (dots). Left: each seed's AUC (share of its episodes that found the +1, mean over the sizes) per variant
+    as dots, the mean and its 95% t interval as a bar. Middle: on DeepSea-``size``, the share of
+    episodes with the +1 per window of ``window`` episodes (mean over seeds; each seed thin).
+    Right: for each Reactor variant and seed, the mean trace product prod c from x_0 to the last large
+    reward (clipped reward > 0.5: the +1 or a large bonus) of the replayed sequences that start an
+    episode, per tenth of the run (log scale; learn-time policy), with the DQN runs' MMC beta dashed.
+    """
     from matplotlib.figure import Figure
 
-    if not curves:
+    from pcnn_explore.verdicts import t_interval
+
+    per = study["per_seed"]
+    if not per:
         raise ValueError("no runs to plot")
-    fig = Figure(figsize=(11.0, 3.8), layout="constrained")
-    left, right = fig.subplots(1, 2)
-    styles = ["-", "--", ":", "-."]
-    for k, (v, c) in enumerate(curves.items()):
-        colour = (colours or {}).get(v)
-        x = (np.arange(c.shape[1]) + 1) * window
-        (line,) = left.plot(x, c.mean(0), styles[k % 4], color=colour, lw=1.8,
-                            label=f"{labels.get(v, v)} ({c.shape[0]} seed{'s' if c.shape[0] != 1 else ''})")
-        for seed_curve in c if c.shape[0] > 1 else []:
-            left.plot(x, seed_curve, styles[k % 4], color=line.get_color(), lw=0.6, alpha=0.35)
-    left.set(xlabel="episodes", ylabel="share of episodes paying +1", title=f"{title}: success", ylim=(-0.03, 1.03))
-    left.legend(fontsize=8)
-    markers = ["o", "s", "^", "D"]
-    drawn = False
-    for k, (v, runs) in enumerate(traces.items()):
-        steps = [s for r in runs for s in r.get("steps", [])]
-        prods = [max(p, 1e-6) for r in runs for p in r["products"]]
-        if prods:
-            right.scatter(steps, prods, s=14, marker=markers[k % 4], facecolors="none",
-                          edgecolors=(colours or {}).get(v) or f"C{k}", label=f"{labels.get(v, v)} ({len(prods)})")
-            drawn = True
-    right.axhline(mmc_beta, color="k", lw=1, ls="--", label=f"MMC: beta = {mmc_beta:g}")
+    colours = colours or {}
+    fig = Figure(figsize=(14.0, 3.9), layout="constrained")
+    left, mid, right = fig.subplots(1, 3)
+    names = list(per)
+    reactor = {v: bool(study["traces"].get(v)) or v.startswith("reactor") for v in names}  # dashed / squares
+    for k, v in enumerate(names):
+        auc = np.asarray(per[v]["auc"], dtype=np.float64)
+        colour = colours.get(v) or f"C{k}"
+        left.scatter(np.full(len(auc), k) + np.linspace(-0.12, 0.12, len(auc)), auc, s=18, color=colour, zorder=3,
+                     marker="s" if reactor[v] else "o")
+        if len(auc) > 1:
+            lo, hi = t_interval(auc)
+            left.errorbar([k + 0.25], [auc.mean()], yerr=[[auc.mean() - lo], [hi - auc.mean()]], fmt="_",
+                          color="k", capsize=4, lw=1.2)
+    left.set_xticks(range(len(names)), [labels.get(v, v) for v in names], rotation=20, fontsize=8)
+    left.set(ylabel="share of episodes with the +1 (AUC)", title=f"{title}: per seed, mean and 95% t interval")
+    for k, v in enumerate(names):
+        rows = [r for r in study["runs"] if r["variant"] == v and r["size"] == size]
+        curves = []
+        for r in rows:
+            s = np.asarray(r["success"], dtype=np.float64)
+            m = len(s) // window
+            curves.append(s[: m * window].reshape(m, window).mean(1))
+        m = min((len(c) for c in curves), default=0)
+        if not m:
+            continue
+        c = np.stack([x[:m] for x in curves])
+        x = (np.arange(m) + 1) * window
+        style = "--" if reactor[v] else "-"
+        (line,) = mid.plot(x, c.mean(0), style, color=colours.get(v) or f"C{k}", lw=1.8, label=labels.get(v, v))
+        for row in c:
+            mid.plot(x, row, style, color=line.get_color(), lw=0.6, alpha=0.35)
+    mid.set(xlabel="episodes", ylabel="share of episodes with the +1", title=f"DeepSea-{size}: success",
+            ylim=(-0.03, 1.03))
+    mid.legend(fontsize=8)
+    drawn = 0
+    for k, v in enumerate(names):
+        rows = [r for r in study["runs"] if r["variant"] == v and "traces" in r and r["size"] == size]
+        for j, r in enumerate(rows):
+            steps, prods = (np.asarray(a, dtype=np.float64) for a in r["traces"]["curve"])
+            ok = np.isfinite(prods)
+            if ok.any():
+                right.plot(steps[ok], np.maximum(prods[ok], 1e-6), "o-", ms=3, lw=0.8,
+                           color=colours.get(v) or f"C{k}", label=labels.get(v, v) if j == 0 else None)
+                drawn += 1
+    beta = study["dqn_mmc_beta"]
+    right.axhline(beta, color="k", lw=1, ls="--", label=f"MMC beta of the DQN runs = {beta:g}")
     right.set_yscale("log")
-    right.set(xlabel="agent step the successful episode ended at", ylabel="prod c along the episode",
-              title="Retrace traces of the replayed +1 episodes" + ("" if drawn else " (none)"), ylim=(1e-6, 2.0))
+    right.set(xlabel="agent step of the learn calls", ylabel="prod c from x_0 to a large reward",
+              title="Retrace traces at learning time" + ("" if drawn else " (none replayed)"), ylim=(1e-6, 2.0))
     right.legend(fontsize=8)
     return fig

@@ -68,6 +68,7 @@ class DQNLearner(_Learner):
     """DQN (with the MMC target where ``mmc_beta`` > 0) and its transition replay, in N shards."""
 
     uses_epsilon = True
+    logs_traces = False
 
     def __init__(self, cfg, obs_shape, n_actions: int, stack: int):
         from pcnn_explore.agents.dqn import DQNAgent
@@ -101,6 +102,7 @@ class ReactorLearner(_Learner):
     """The Reactor-style actor-critic and its sequence replay (one shard per env)."""
 
     uses_epsilon = False
+    logs_traces = True  # the loop writes agent.last_traces after each learn call (traces.csv)
 
     def __init__(self, cfg, obs_shape, n_actions: int, stack: int):
         from pcnn_explore.agents.reactor import ReactorAgent

@@ -34,6 +34,7 @@ from pcnn_explore.exploration import ExplorationTracker
 from pcnn_explore.run.metrics import EpisodeStats, WindowStats, crossed, exploration_columns, tensorboard_writer
 from pcnn_explore.run.envs import Slot, make_pool
 from pcnn_explore.run.learners import make_learner
+from pcnn_explore.run.trace_log import TraceLog
 from pcnn_explore.run.scorer import BonusScorer
 from pcnn_explore.run.lock import RunLock
 from pcnn_explore.run.state import (CHECKPOINT, CheckpointWriter, CsvLog, Resume, RunError, episode_seed, open_run,
@@ -152,6 +153,7 @@ def run_loop(cfg: TrainConfig, start: Resume, progress: bool = True, lock: RunLo
         envs.close()
         raise
     truncate_log(out / "log.csv", step)  # rows after the checkpoint are dropped; a fresh run starts empty
+    traces = TraceLog(out, step) if learner.logs_traces else None  # Reactor: the traces of each learn call
     write_settings(cfg)
     slots = []
     for i, r in enumerate(running):  # each env's running episode: resumed, or the next one
@@ -171,6 +173,8 @@ def run_loop(cfg: TrainConfig, start: Resume, progress: bool = True, lock: RunLo
     def checkpoint() -> None:
         lock.check_owner()
         log.sync()  # the log on disk covers the checkpoint's steps before the checkpoint commits
+        if traces is not None:
+            traces.sync()
         config = cfg.to_dict()
         writer.submit({"config": config, "step": step, "episodes": episodes, **shapes,
                        "running": [s.state() if s is not None else None for s in slots],
@@ -211,6 +215,8 @@ def run_loop(cfg: TrainConfig, start: Resume, progress: bool = True, lock: RunLo
                 if step > cfg.learning_starts and learner.can_learn():
                     learn_clock = learn_clock or (before, time.perf_counter())
                     loss = learner.learn(cfg.batch_size, rng)
+                    if traces is not None:
+                        traces.write(step, learner.agent.last_traces)
                     for stats in (slots[0].stats, win):  # the TD loss is logged with env 0's episode
                         stats.add_loss(loss)
             if crossed(before, step, cfg.target_update_every):
@@ -253,7 +259,7 @@ def run_loop(cfg: TrainConfig, start: Resume, progress: bool = True, lock: RunLo
                 last_checkpoint = step
     finally:
         try:
-            for closable in (scorer, log, tb, bar, envs, writer):
+            for closable in (scorer, log, traces, tb, bar, envs, writer):
                 if closable is not None:
                     closable.close()
         finally:
