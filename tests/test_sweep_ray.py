@@ -85,11 +85,13 @@ def test_the_ale_banner_is_printed_at_most_once_per_process():
 
 @pytest.mark.slow
 def test_a_sweeps_stderr_has_no_token_warning(tmp_path):
-    """A one-trial sweep on a local Ray of its own (HOME in tmp_path: Ray makes a fresh token there)."""
+    """A one-trial sweep on a local Ray of its own (``--executor ray``; HOME in tmp_path: Ray makes a
+    fresh token there)."""
     pytest.importorskip("ray")
     r = subprocess.run([sys.executable, "-m", "pcnn_explore.cli", "sweep", "--envs", "MiniGrid-Serpentine-7x7-v0",
                         "--variants", "dqn", "--profile", "smoke", "--set", "steps=100", "--set", "tensorboard=false",
-                        "--no-progress", "--out", str(tmp_path / "s")], capture_output=True, text=True, timeout=600,
+                        "--executor", "ray", "--no-progress", "--out", str(tmp_path / "s")], capture_output=True,
+                       text=True, timeout=600,
                        cwd=tmp_path, env={**{k: v for k, v in os.environ.items()
                                              if k not in ("RAY_AUTH_MODE", "RAY_ADDRESS")}, "HOME": str(tmp_path)})
     assert r.returncode == 0, r.stderr
