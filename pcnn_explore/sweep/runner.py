@@ -306,7 +306,14 @@ def _executor(kind: str, address: str | None, cpus_per_trial: float, gpus_per_tr
                              max_retries, train_trial)
     from pcnn_explore.sweep.ray_cluster import RayExecutor
 
-    resources = connect(address)
+    try:
+        resources = connect(address)
+    except Exception as e:  # noqa: BLE001  (Ray raises a bare Exception when its node misses a start-up deadline)
+        if "timed out during startup" not in str(e):
+            raise
+        raise SweepError(f"the local Ray did not start in time on {START_ATTEMPTS} tries (a loaded machine misses "
+                         "Ray's fixed start-up deadlines): run the trials without Ray (--executor local), or start "
+                         "Ray yourself (ray start --head) and pass --address auto") from None
     for res, need in (("CPU", cpus_per_trial), ("GPU", gpus_per_trial)):
         if need > 0 and resources.get(res, 0) < need:
             raise SweepError(f"each trial asks for {need:g} {res}(s) but the Ray cluster has "
@@ -336,16 +343,21 @@ def run_trials(trials: Sequence[Trial], *, address: str | None = None, executor:
     root = Path(sweep_dir).resolve() if sweep_dir is not None else None
     records = [_record(t, s, "done" if fin else "queued", root) for t, s, fin in planned]
     extra = dict(info or {})
-    for (t, s, fin) in planned:
-        if not fin:
-            _prepare(t, s)
     todo = [i for i, (_, _, fin) in enumerate(planned) if not fin]
+    # the executor first (a Ray that cannot start is an error before any folder is written)
+    pool = (_executor(kind, address, cpus_per_trial, gpus_per_trial, max_retries, max_concurrent, len(todo))
+            if todo else None)
+    try:
+        for i in todo:
+            _prepare(*planned[i][:2])
+    except BaseException:
+        pool.close()
+        raise
     _write_sweep(root, records, extra)
     if view is not None:
         view.update(records, force=True)
-    if not todo:
+    if pool is None:
         return records
-    pool = _executor(kind, address, cpus_per_trial, gpus_per_trial, max_retries, max_concurrent, len(todo))
     launched = time.time()
     waiting, running, clock, last_write = list(todo), set(), {}, 0.0
     try:
