@@ -16,7 +16,9 @@ Workers print nothing (their stdout and stderr go to ``os.devnull``, as a Ray wo
 stays in Ray's logs) and ignore SIGINT (Ctrl-C reaches the whole process group; the sweep ends
 them). On Linux a worker is killed when the thread that started it ends (``PR_SET_PDEATHSIG``), so
 none outlives a sweep whose process was killed. Every trial uses the GPUs the machine shows
-(``CUDA_VISIBLE_DEVICES``); to spread trials over several GPUs, run them on Ray.
+(``CUDA_VISIBLE_DEVICES``); to spread trials over several GPUs, run them on Ray. As with any
+``spawn`` pool, a script that runs trials at its top level needs ``if __name__ == "__main__":``
+around that code (each worker imports the script that started it).
 """
 from __future__ import annotations
 
