@@ -43,3 +43,13 @@ def test_printed_settings_say_auto_where_the_flag_takes_auto():
     for name in ("checkpoint_every", "hidden", "frame_stack", "n_actions", "bonus_thread"):
         assert f" {name}=auto " in f" {text} ", name
     assert " mmc_beta=0.0 " in text and " bonus_fraction=1.0 " in text  # resolved, not auto
+
+
+def test_sweep_help_says_where_trials_run(capsys):
+    text = _help(capsys, "sweep")
+    executor = text[text.rindex("--executor {auto,local,ray}"):]  # (its help, not the usage line)
+    executor = executor[:executor.index("--max-concurrent")]
+    assert "local (worker processes on this machine, reused across trials, no Ray)" in executor
+    assert "ray (Ray tasks" in executor and "(ray where a cluster is given, else local; default)" in executor
+    assert "--max-concurrent N trials running at once" in text
+    assert "--address auto|HOST:PORT run the trials on a running Ray cluster (default: on this machine)" in text

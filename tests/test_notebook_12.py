@@ -1,4 +1,4 @@
-"""Notebook 12 runs headlessly in the smoke profile (its runs on the module's local Ray) and leaves
+"""Notebook 12 runs headlessly in the smoke profile (its runs in worker processes, no Ray) and leaves
 metrics that its runs' own logs confirm, recomputed here by hand."""
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ def _rows(log: Path) -> list[dict]:
 
 
 @pytest.mark.slow
-def test_notebook_12_smoke(ray_cluster, notebook_runner, tmp_path):
+def test_notebook_12_smoke(notebook_runner, tmp_path):
     m = notebook_runner(NAME)
     runs = tmp_path / Path(NAME).stem / "runs"
     assert m["profile"] == "smoke" and m["seeds"] == [0]

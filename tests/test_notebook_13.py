@@ -1,5 +1,5 @@
-"""Notebook 13 (Reactor and the bonus) runs headlessly in the smoke profile (its runs on the
-module's local Ray) and leaves metrics that its runs' own logs and traces confirm."""
+"""Notebook 13 (Reactor and the bonus) runs headlessly in the smoke profile (its runs in
+worker processes, no Ray) and leaves metrics that its runs' own logs and traces confirm."""
 from __future__ import annotations
 
 import csv
@@ -18,7 +18,7 @@ def _rows(path: Path) -> list[dict]:
 
 
 @pytest.mark.slow
-def test_notebook_13_smoke(ray_cluster, notebook_runner, tmp_path):
+def test_notebook_13_smoke(notebook_runner, tmp_path):
     m = notebook_runner(NAME)
     out = tmp_path / Path(NAME).stem
     runs = out / "runs" / "DeepSea-4-v0"

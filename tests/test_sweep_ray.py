@@ -1,6 +1,6 @@
 """How the sweeps start Ray: token authentication said explicitly (no warning, nothing weakened), a
-start that timed out on a loaded machine tried again, and a sweep's stderr free of Ray's token
-warning and of repeated ALE banners."""
+start that timed out on a loaded machine tried again (one that never comes up: a one-line error),
+and a sweep's stderr free of Ray's token warning and of repeated ALE banners."""
 from __future__ import annotations
 
 import os
@@ -9,6 +9,7 @@ import sys
 
 import pytest
 
+from pcnn_explore.cli import main
 from pcnn_explore.sweep import runner
 
 TIMED_OUT = ("The current node timed out during startup. This could happen because some of the raylet failed "
@@ -85,14 +86,31 @@ def test_the_ale_banner_is_printed_at_most_once_per_process():
 
 @pytest.mark.slow
 def test_a_sweeps_stderr_has_no_token_warning(tmp_path):
-    """A one-trial sweep on a local Ray of its own (HOME in tmp_path: Ray makes a fresh token there)."""
+    """A one-trial sweep on a local Ray of its own (``--executor ray``; HOME in tmp_path: Ray makes a
+    fresh token there)."""
     pytest.importorskip("ray")
     r = subprocess.run([sys.executable, "-m", "pcnn_explore.cli", "sweep", "--envs", "MiniGrid-Serpentine-7x7-v0",
                         "--variants", "dqn", "--profile", "smoke", "--set", "steps=100", "--set", "tensorboard=false",
-                        "--no-progress", "--out", str(tmp_path / "s")], capture_output=True, text=True, timeout=600,
+                        "--executor", "ray", "--no-progress", "--out", str(tmp_path / "s")], capture_output=True,
+                       text=True, timeout=600,
                        cwd=tmp_path, env={**{k: v for k, v in os.environ.items()
                                              if k not in ("RAY_AUTH_MODE", "RAY_ADDRESS")}, "HOME": str(tmp_path)})
     assert r.returncode == 0, r.stderr
     assert "1 of 1 trials done" in r.stdout
     assert "Token authentication" not in r.stderr and "A.L.E" not in r.stderr, r.stderr
     assert (tmp_path / ".ray" / "auth_token").is_file()  # the cluster ran with a token
+
+
+def test_a_local_ray_that_never_starts_is_one_line_before_anything_is_written(tmp_path, capsys, monkeypatch):
+    def connect(*args, **kwargs):
+        raise Exception(TIMED_OUT)  # what start_local raises once its tries are spent
+
+    monkeypatch.setattr(runner, "connect", connect)
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    out = tmp_path / "s"
+    status = main(["sweep", "--envs", "DeepSea-5-v0", "--variants", "dqn", "--profile", "smoke", "--executor", "ray",
+                   "--no-progress", "--out", str(out)])
+    err = capsys.readouterr().err.strip()
+    assert status == 2 and len(err.splitlines()) == 1, err
+    assert "the local Ray did not start in time on 3 tries" in err and "(--executor local)" in err
+    assert not out.exists()

@@ -1,11 +1,12 @@
-"""Run agent variants x seeds: one training run per (variant, env, seed), on Ray.
+"""Run agent variants x seeds: one training run per (variant, env, seed), in worker processes.
 
 Shared by the agent experiments (Fig. 5, 11, 12, 13 of the paper; their table is
 :mod:`pcnn_explore.experiments.agent_figures`). Each run is a trial of the sweep runner
 (:func:`pcnn_explore.sweep.runner.run_trials`): one resumable :func:`pcnn_explore.train.train`
-in its own output folder, as a Ray task (local Ray by default, ``$RAY_ADDRESS`` or a Ray already
-started in this process otherwise), at most ``workers`` at once, one CPU and one torch thread
-each. A folder that already holds the same run is reused (finished: read back; unfinished:
+in its own output folder, in a pool of worker processes on this machine by default (no Ray), as a
+Ray task where ``$RAY_ADDRESS`` names a cluster or a Ray is already started in this process (or
+where ``executor``/``$PCNN_EXPLORE_EXECUTOR`` says ``ray``), at most ``workers`` at once, one CPU
+and one torch thread each. A folder that already holds the same run is reused (finished: read back; unfinished:
 resumed); one holding other settings is replaced. Variants are named by the rule of
 :mod:`pcnn_explore.experiments.agent_variants`. The runs' logs become curves and summaries in
 :mod:`pcnn_explore.experiments.agent_curves` (whose names are importable from here too).
@@ -220,25 +221,40 @@ def load_run(out_dir: str | os.PathLike, max_step: int | None = None) -> RunResu
     return _read_result(RunSpec(**d), out, max_step)
 
 
-def run_specs(specs: Sequence[RunSpec], workers: int = 1, progress: bool = False) -> list[RunResult]:
-    """Run ``specs`` on Ray (at most ``workers`` at once) and return their results in the same order.
+#: environment variable that picks run_specs' executor when its ``executor`` argument is None
+EXECUTOR_VARIABLE = "PCNN_EXPLORE_EXECUTOR"
 
-    The results do not depend on ``workers`` (each run is seeded by its spec alone). A folder
-    already holding the same finished run is read back without training; an unfinished one is
-    resumed from its checkpoint; one holding another run is replaced. ``progress`` prints a line
-    per run that starts or ends. Raises RuntimeError naming the runs that failed.
+
+def run_specs(specs: Sequence[RunSpec], workers: int = 1, progress: bool = False,
+              executor: str | None = None) -> list[RunResult]:
+    """Run ``specs`` (at most ``workers`` at once) and return their results in the same order.
+
+    ``executor``: ``local`` (worker processes on this machine, no Ray), ``ray`` (Ray tasks: the
+    cluster of ``$RAY_ADDRESS``, else a local Ray stopped when the runs end) or ``auto`` (ray where
+    ``$RAY_ADDRESS`` is set or Ray runs in this process, else local); None: ``$PCNN_EXPLORE_EXECUTOR``,
+    else ``auto``. The results do not depend on ``workers`` nor on the executor (each run is seeded
+    by its spec alone). A folder already holding the same finished run is read back without
+    training; an unfinished one is resumed from its checkpoint; one holding another run is
+    replaced. ``progress`` prints a line per run that starts or ends. Raises RuntimeError naming
+    the runs that failed.
     """
     from pcnn_explore.sweep.runner import release, run_trials
     from pcnn_explore.sweep.view import SweepView
 
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise ValueError(f"workers must be a positive integer, got {workers!r}")
+    if executor is None:
+        executor = os.environ.get(EXECUTOR_VARIABLE) or "auto"
+    if executor not in ("auto", "local", "ray"):
+        raise ValueError(f"executor must be auto, local or ray, got {executor!r} (argument executor or "
+                         f"${EXECUTOR_VARIABLE})")
     for s in specs:
         _check_spec(s)
     if not specs:
         return []
     try:
-        records = run_trials([_trial(s) for s in specs], max_concurrent=workers, on_mismatch="replace",
+        records = run_trials([_trial(s) for s in specs], executor=executor, max_concurrent=workers,
+                             on_mismatch="replace",
                              view=SweepView(tty=False, every_s=float("inf")) if progress else None)
     finally:
         release()  # a local Ray started here stops with the runs (not a cluster joined by address)
@@ -316,7 +332,7 @@ class AgentSettings(ExperimentSettings):
     """Fields every agent experiment has (mixed into each experiment's settings dataclass).
 
     envs: env ids (study: the CPU task; paper: Atari games). seeds: one run per seed and variant.
-    steps: agent steps per run. workers: runs at once (Ray tasks, one CPU and torch thread each).
+    steps: agent steps per run. workers: runs at once (worker processes, one CPU and torch thread each).
     curve_window: agent steps per point of the training curves (the paper: 1M frames, 250K agent
     steps on Atari). window: last episodes counted by the success rate.
     """

@@ -1,4 +1,4 @@
-"""``pcnn-explore sweep``: the paper's grid of training runs on Ray, and its evaluation.
+"""``pcnn-explore sweep``: the paper's grid of training runs (this machine or a Ray cluster), and its evaluation.
 
 Usage::
 
@@ -8,9 +8,11 @@ Usage::
     pcnn-explore sweep grid.toml --out runs/mine                      # a grid file (same keys)
     pcnn-explore sweep --report runs/sweep                            # curves, max scores, AUC
 
-Local by default (Ray on this machine's CPUs and GPUs); ``--address auto|HOST:PORT`` joins a
-running cluster. The same command again skips finished trials and resumes the others from their
-checkpoints. Every error is one line on stderr and exit status 2, before Ray starts.
+Local by default: worker processes on this machine, reused across trials, no Ray
+(``--executor local``); ``--address auto|HOST:PORT`` (or ``$RAY_ADDRESS``) runs the trials as Ray
+tasks on a running cluster, and ``--executor ray`` on a local Ray. The same command again skips
+finished trials and resumes the others from their checkpoints. Every error is one line on stderr
+and exit status 2, before any trial starts.
 """
 from __future__ import annotations
 
@@ -58,8 +60,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cpus-per-trial", type=arg_type("float", 1e-9), metavar="X", help="CPUs per trial (default 1)")
     parser.add_argument("--gpus-per-trial", type=arg_type("float", 0.0), metavar="X",
                         help="GPUs per trial; a fraction shares a GPU between trials (default 0)")
-    parser.add_argument("--address", metavar="auto|HOST:PORT", help="join a running Ray cluster (default: start "
-                        "Ray on this machine)")
+    parser.add_argument("--address", metavar="auto|HOST:PORT", help="run the trials on a running Ray cluster "
+                        "(default: on this machine)")
+    parser.add_argument("--executor", choices=("auto", "local", "ray"), default="auto",
+                        help="where trials run: local (worker processes on this machine, reused across trials, "
+                             "no Ray), ray (Ray tasks: the cluster of --address or $RAY_ADDRESS, else a local Ray), "
+                             "auto (ray where a cluster is given, else local; default)")
+    parser.add_argument("--max-concurrent", type=arg_type("int", 1), metavar="N",
+                        help="trials running at once (default: local, one per CPU over --cpus-per-trial; "
+                             "ray, as many as the cluster holds)")
     parser.add_argument("--max-retries", type=arg_type("int", 0), default=3, metavar="N",
                         help="times a trial whose worker died is run again, from its checkpoint (default 3)")
     parser.add_argument("--dry-run", action="store_true", help="make every check a run makes (settings, "
@@ -121,13 +130,16 @@ def run_cli(args: argparse.Namespace) -> int:
         trials = grid.trials()
         if args.dry_run:  # every check a run makes (settings, folders, shares), nothing written
             check_trials(trials, address=args.address, cpus_per_trial=grid.cpus_per_trial,
-                         gpus_per_trial=grid.gpus_per_trial)
+                         gpus_per_trial=grid.gpus_per_trial, max_concurrent=args.max_concurrent,
+                         executor=args.executor)
             for t in trials:
                 print(t.name)
             print(f"{len(trials)} trials in {grid.out}")
             return 0
-        records = run_trials(trials, address=args.address, cpus_per_trial=grid.cpus_per_trial,
-                             gpus_per_trial=grid.gpus_per_trial, max_retries=args.max_retries, sweep_dir=grid.out,
+        records = run_trials(trials, address=args.address, executor=args.executor,
+                             cpus_per_trial=grid.cpus_per_trial, gpus_per_trial=grid.gpus_per_trial,
+                             max_retries=args.max_retries,
+                             max_concurrent=args.max_concurrent, sweep_dir=grid.out,
                              view=None if args.no_progress else SweepView(),
                              info={"figure": grid.figure, "profile": grid.profile})
     except (SweepError, ValueError, TypeError, OSError) as e:

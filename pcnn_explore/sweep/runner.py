@@ -1,53 +1,57 @@
-"""Run a sweep's trials on Ray: local by default, or on an existing cluster.
+"""Run a sweep's trials: on this machine without Ray by default, or as Ray tasks on a cluster.
 
-Each trial is one resumable training run (:func:`pcnn_explore.train.train`) in its own folder,
-run as a Ray task with ``cpus_per_trial`` CPUs and ``gpus_per_trial`` GPUs (fractions share a
-device). The folder holds, besides the run's own files (``log.csv``, ``settings.json``,
+Each trial is one resumable training run (:func:`pcnn_explore.train.train`) in its own folder.
+Where they run is the executor's choice (:func:`choose_executor`): ``local``, a pool of reused
+worker processes on this machine (:mod:`pcnn_explore.sweep.local`; no Ray), or ``ray``, Ray tasks
+with ``cpus_per_trial`` CPUs and ``gpus_per_trial`` GPUs (fractions share a device) on a cluster
+joined by address or a local Ray (:mod:`pcnn_explore.sweep.ray_cluster`). ``auto`` takes Ray where
+a cluster is asked for (``address``, ``$RAY_ADDRESS``) or Ray already runs in this process, else
+``local``. The folder holds, besides the run's own files (``log.csv``, ``settings.json``,
 ``checkpoint.pt``, ``policy.pt``, ``tb/``):
 
 - ``trial.json``: the trial (env, variant, seed, line, overrides) and its resolved settings,
-  written before the run starts; a folder whose stored settings differ from the requested ones
-  is never reused (:class:`~pcnn_explore.sweep.grid.SweepError`, naming both), except for more
-  ``steps``: the trial then resumes from its checkpoint and runs on;
+  written (under the folder's run lock, :mod:`pcnn_explore.run.lock`) before the run starts; a
+  folder whose stored settings differ from the requested ones is never reused
+  (:class:`~pcnn_explore.sweep.grid.SweepError`, naming both), except for more ``steps``: the
+  trial then resumes from its checkpoint and runs on;
 - ``attempt.json``: the current attempt (its number, process id, host, start time);
 - ``result.json``: written when the run has done its steps (a finished trial is skipped).
 
-Fault tolerance: a worker that dies (SIGKILL, a lost node) makes Ray run the task again
+Fault tolerance: a worker that dies (SIGKILL, a lost node) makes the executor run the trial again
 (``max_retries``); the new attempt resumes from the trial's last checkpoint, and the training
 run drops the log rows after it, so no log covers a step twice. An attempt that died before the
 first checkpoint starts afresh. Running the same sweep again skips finished trials and resumes
 the others. ``DIR/sweep.json`` (``{"trials": [...]}``, rewritten atomically as trials change)
 lists every trial with its status (queued, running, done, failed), agent steps and speed.
-Folders must be on a file system every node sees (the sweep's folder is given to Ray as an
-absolute path).
-
-A local Ray (:func:`start_local`) runs with token authentication, as Ray chooses for a new local
-cluster, said explicitly (``RAY_AUTH_MODE=token``) so that Ray does not warn that it chose it; a
-start that timed out on a loaded machine is tried again (:data:`START_ATTEMPTS`).
+On a cluster, folders must be on a file system every node sees (the sweep's folder is given to
+Ray as an absolute path).
 """
 from __future__ import annotations
 
 import json
-import logging
 import os
 import shutil
 import socket
+import sys
 import time
 from pathlib import Path
 from typing import Any, Sequence
 
 from pcnn_explore.atomic import write_text_atomic
+from pcnn_explore.checks import RunError
 from pcnn_explore.sweep.grid import SweepError, Trial
+from pcnn_explore.sweep.ray_cluster import START_ATTEMPTS, _token_auth, connect, release, start_local  # noqa: F401
 from pcnn_explore.sweep.view import SweepView
 
-__all__ = ["TRIAL_FILE", "ATTEMPT_FILE", "RESULT_FILE", "SWEEP_FILE", "PLACEMENT", "START_ATTEMPTS",
-           "start_local", "connect", "release", "train_trial",
+__all__ = ["TRIAL_FILE", "ATTEMPT_FILE", "RESULT_FILE", "SWEEP_FILE", "PLACEMENT", "START_ATTEMPTS", "EXECUTORS",
+           "start_local", "connect", "release", "train_trial", "choose_executor",
            "plan", "check_trials", "run_trials", "read_sweep"]
 
 TRIAL_FILE, ATTEMPT_FILE, RESULT_FILE, SWEEP_FILE = "trial.json", "attempt.json", "result.json", "sweep.json"
 #: settings that say where a trial runs, not what it computes: they may differ from the stored ones
 PLACEMENT = ("out_dir", "device", "num_threads", "bonus_thread")
 _RUN_FILES = ("log.csv", "settings.json", "policy.pt", "tb", RESULT_FILE)
+EXECUTORS = ("auto", "local", "ray")
 
 
 def _read_json(path: Path) -> Any:
@@ -59,7 +63,7 @@ def _read_json(path: Path) -> Any:
 
 # ------------------------------------------------------------------------------------ the task
 def train_trial(settings: dict) -> dict:
-    """Train (or resume) one trial from its resolved settings; runs inside a Ray worker.
+    """Train (or resume) one trial from its resolved settings; runs in a worker of the executor.
 
     Resumes from ``checkpoint.pt`` when the folder has one, else starts afresh (removing what an
     attempt that died before its first checkpoint left). Holds the folder's lock
@@ -163,135 +167,34 @@ def plan(trials: Sequence[Trial], on_mismatch: str = "error") -> list[tuple[Tria
     return out
 
 
+def _sweep_error(e: RunError) -> SweepError:
+    """A run lock's error (``{out_dir}``: the trial's folder) in a sweep's words."""
+    return SweepError(e.template.replace("{out_dir}", "trial folder", 1).replace("{out_dir}", "--out"))
+
+
 def _prepare(t: Trial, settings: dict) -> None:
-    """Write the trial's folder and ``trial.json`` (and its extra files); clear a replaced run."""
+    """Write the trial's folder and ``trial.json`` (and its extra files); clear a replaced run.
+    Holds the folder's run lock meanwhile: a folder another process runs in raises SweepError."""
+    from pcnn_explore.run.lock import RunLock
     from pcnn_explore.run.state import CHECKPOINT
 
     folder = Path(t.out_dir)
-    folder.mkdir(parents=True, exist_ok=True)
-    stored, _ = _stored_settings(folder)
-    if stored is not None and (not stored or _differences(stored, settings)) and not _extends(stored, settings):
-        # on_mismatch="replace"
-        for name in (*_RUN_FILES, CHECKPOINT, ATTEMPT_FILE):
-            p = folder / name
-            shutil.rmtree(p) if p.is_dir() else p.unlink(missing_ok=True)
-    record = {"env": t.env, "variant": t.variant, "seed": t.seed, "line": t.line or t.variant,
-              "profile": t.profile, "overrides": dict(t.overrides), "settings": settings}
-    write_text_atomic(folder / TRIAL_FILE, json.dumps(record, indent=1, sort_keys=True) + "\n")
-    for name, text in t.files:
-        write_text_atomic(folder / name, text)
-
-
-# ------------------------------------------------------------------------------------ Ray
-#: tries at starting a local Ray: on a loaded machine its node can miss Ray's fixed start-up deadlines
-#: (the raylet waits 15 s for its Python agents, the driver 30 s for the raylet)
-START_ATTEMPTS = 3
-
-
-def _token_auth() -> None:
-    """Say ``RAY_AUTH_MODE=token`` where Ray would choose token authentication itself (a new local
-    cluster; joining with a token at hand), so that it does not warn that it chose it; a mode the
-    user set stays. Ray then makes the cluster's token (``~/.ray/auth_token``) if there is none."""
-    if "RAY_AUTH_MODE" in os.environ:
-        return
-    os.environ["RAY_AUTH_MODE"] = "token"  # workers, and notebook kernels joining this Ray, inherit it
-    try:
-        from ray._raylet import Config
-
-        Config.initialize("")  # this process's Ray config reads the mode again (as Ray does when it chooses it)
-    except (ImportError, AttributeError):  # another Ray: it reads the environment when it starts
-        pass
-
-
-def _has_token() -> bool:
-    try:
-        from ray._raylet import AuthenticationTokenLoader
-
-        return bool(AuthenticationTokenLoader.instance().has_token(ignore_auth_mode=True))
-    except (ImportError, AttributeError, TypeError):
-        return False
-
-
-def _descendants() -> set[int]:
-    """The process ids under this process (Linux ``/proc``; empty elsewhere)."""
-    parent: dict[int, int] = {}
-    for entry in os.listdir("/proc") if os.path.isdir("/proc") else ():
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as f:
-                    parent[int(entry)] = int(f.read().rsplit(")", 1)[1].split()[1])
-            except (OSError, ValueError, IndexError):
-                continue
-    found, frontier = set(), {os.getpid()}
-    while frontier:
-        frontier = {pid for pid, ppid in parent.items() if ppid in frontier} - found
-        found |= frontier
-    return found
-
-
-def start_local(num_cpus: int | None = None, num_gpus: int | None = None, **options):
-    """``ray.init`` of a new local Ray (no dashboard, token authentication), tried up to
-    :data:`START_ATTEMPTS` times: the processes of a start that timed out are ended (before the next).
-    Returns Ray's context (``.address_info["address"]``: the address others join)."""
-    import signal
-
-    import ray
-
-    _token_auth()
-    for attempt in range(1, START_ATTEMPTS + 1):
-        before = _descendants()
+    with RunLock(folder) as lock:
         try:
-            return ray.init(num_cpus=num_cpus, num_gpus=num_gpus, include_dashboard=False, **options)
-        except Exception as e:  # noqa: BLE001  (Ray raises a bare Exception when its node misses a deadline)
-            if "timed out during startup" not in str(e):
-                raise
-            ray.shutdown()
-            for pid in _descendants() - before:  # this start's GCS, raylet, agents, monitors
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except OSError:
-                    pass
-            if attempt == START_ATTEMPTS:
-                raise
-            time.sleep(2.0 * attempt)
-
-
-def connect(address: str | None = None, num_cpus: int | None = None, num_gpus: int | None = None) -> dict:
-    """Start or join Ray (once per process) and return the cluster's resources.
-
-    ``address``: ``auto`` or ``HOST:PORT`` of a running cluster; None: ``$RAY_ADDRESS`` if set,
-    else a local Ray with this machine's CPUs and GPUs (or ``num_cpus``/``num_gpus``), no dashboard
-    (:func:`start_local`).
-    """
-    import ray
-
-    global _STARTED_LOCAL
-    if not ray.is_initialized():
-        quiet = dict(logging_level=logging.WARNING, log_to_driver=False)
-        if address or os.environ.get("RAY_ADDRESS"):
-            if address in (None, "auto") and _has_token():
-                _token_auth()  # Ray would turn token authentication on here, and warn that it did
-            ray.init(address=address, **quiet)
-        else:
-            start_local(num_cpus, num_gpus, **quiet)
-            _STARTED_LOCAL = True
-    return ray.cluster_resources()
-
-
-_STARTED_LOCAL = False  # this process started a local Ray (connect), which release() stops
-
-
-def release() -> None:
-    """Stop the local Ray this process started, if any (a cluster joined by address stays up).
-
-    Notebooks call it when their runs are done, so that the kernel exits without Ray: a kernel
-    stopped while Ray runs gets SIGTERM and Ray's signal handler prints a stack dump."""
-    global _STARTED_LOCAL
-    if _STARTED_LOCAL:
-        import ray
-
-        ray.shutdown()
-        _STARTED_LOCAL = False
+            lock.acquire()
+        except RunError as e:
+            raise _sweep_error(e) from None
+        stored, _ = _stored_settings(folder)
+        if stored is not None and (not stored or _differences(stored, settings)) and not _extends(stored, settings):
+            # on_mismatch="replace"
+            for name in (*_RUN_FILES, CHECKPOINT, ATTEMPT_FILE):
+                p = folder / name
+                shutil.rmtree(p) if p.is_dir() else p.unlink(missing_ok=True)
+        record = {"env": t.env, "variant": t.variant, "seed": t.seed, "line": t.line or t.variant,
+                  "profile": t.profile, "overrides": dict(t.overrides), "settings": settings}
+        write_text_atomic(folder / TRIAL_FILE, json.dumps(record, indent=1, sort_keys=True) + "\n")
+        for name, text in t.files:
+            write_text_atomic(folder / name, text)
 
 
 def _tail_step(log: Path) -> int:
@@ -337,86 +240,144 @@ def _write_sweep(sweep_dir: Path | None, records: list[dict], extra: dict) -> No
     write_text_atomic(sweep_dir / SWEEP_FILE, json.dumps({**extra, "trials": kept + records}, indent=1) + "\n")
 
 
+def choose_executor(executor: str = "auto", address: str | None = None) -> str:
+    """``local`` or ``ray``: the executor named, or for ``auto`` Ray where a cluster is asked for
+    (``address``, ``$RAY_ADDRESS``) or Ray is already initialised in this process, else ``local``."""
+    if executor not in EXECUTORS:
+        raise SweepError(f"executor must be one of {', '.join(EXECUTORS)}, got {executor!r}")
+    if executor == "local" and address:
+        raise SweepError(f"--address {address} joins a Ray cluster, which the local executor does not use: "
+                         "leave out --executor local, or --address")
+    if executor == "auto":
+        ray = sys.modules.get("ray")  # (a Ray this process joined; never imported here)
+        joined = ray is not None and callable(getattr(ray, "is_initialized", None)) and ray.is_initialized()
+        return "ray" if address or os.environ.get("RAY_ADDRESS") or joined else "local"
+    return executor
+
+
 def check_trials(trials: Sequence[Trial], *, address: str | None = None, cpus_per_trial: float = 1.0,
                  gpus_per_trial: float = 0.0, max_concurrent: int | None = None,
-                 on_mismatch: str = "error") -> list[tuple[Trial, dict, bool]]:
-    """Every check :func:`run_trials` makes before it writes anything or starts Ray (the shares asked
-    for, a GPU where one is asked for, each trial's settings and folder: :func:`plan`); writes nothing.
+                 on_mismatch: str = "error", executor: str = "auto") -> list[tuple[Trial, dict, bool]]:
+    """Every check :func:`run_trials` makes before it writes anything or starts a worker (the executor,
+    the shares asked for, a GPU where one is asked for, each trial's settings and folder: :func:`plan`,
+    no other process running in an unfinished trial's folder); writes nothing.
 
     Returns :func:`plan`'s ``[(trial, resolved settings, finished)]``; raises :class:`SweepError`.
     """
+    from pcnn_explore.run.lock import probe
+
+    kind = choose_executor(executor, address)
     for name, v, low in (("cpus_per_trial", cpus_per_trial, 0.0), ("gpus_per_trial", gpus_per_trial, -1e-12)):
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not v > low:
             raise SweepError(f"{name} must be a {'positive' if low == 0 else 'non-negative'} number, got {v!r}")
     if max_concurrent is not None and (isinstance(max_concurrent, bool) or not isinstance(max_concurrent, int)
                                        or max_concurrent < 1):
         raise SweepError(f"max_concurrent must be a positive integer or None, got {max_concurrent!r}")
+    if kind == "local" and cpus_per_trial > (os.cpu_count() or 1):
+        raise SweepError(f"each trial asks for {cpus_per_trial:g} CPUs but this machine has {os.cpu_count() or 1}: "
+                         "lower --cpus-per-trial, or pass --address of a cluster")
     if gpus_per_trial > 0 and not address and not os.environ.get("RAY_ADDRESS"):
         import torch
 
         if not torch.cuda.is_available():
             raise SweepError(f"--gpus-per-trial {gpus_per_trial:g} asks for a GPU, but this machine has none: "
                              "leave it out (CPU trials) or pass --address of a cluster with GPUs")
-    return plan(trials, on_mismatch)
+    planned = plan(trials, on_mismatch)
+    for t, _, finished in planned:
+        if not finished:
+            try:
+                probe(t.out_dir)
+            except RunError as e:
+                raise _sweep_error(e) from None
+    return planned
 
 
-def run_trials(trials: Sequence[Trial], *, address: str | None = None, cpus_per_trial: float = 1.0,
-               gpus_per_trial: float = 0.0, max_retries: int = 3, max_concurrent: int | None = None,
-               on_mismatch: str = "error", sweep_dir: str | os.PathLike | None = None,
-               view: SweepView | None = None, refresh_s: float = 1.0, info: dict | None = None) -> list[dict]:
-    """Run ``trials`` on Ray and return their records (as in ``sweep.json``), in the given order.
+def _executor(kind: str, address: str | None, cpus_per_trial: float, gpus_per_trial: float, max_retries: int,
+              max_concurrent: int | None, trials: int):
+    if kind == "local":
+        from pcnn_explore.sweep.local import LocalExecutor, worker_count
 
-    Every check (settings, folders, resources asked for) happens before Ray starts; finished
-    trials are skipped without starting Ray. ``max_concurrent`` caps the trials running at once
-    (None: as many as the cluster's resources allow). A failed trial does not stop the others.
-    """
-    planned = check_trials(trials, address=address, cpus_per_trial=cpus_per_trial, gpus_per_trial=gpus_per_trial,
-                           max_concurrent=max_concurrent, on_mismatch=on_mismatch)
-    root = Path(sweep_dir).resolve() if sweep_dir is not None else None
-    records = [_record(t, s, "done" if fin else "queued", root) for t, s, fin in planned]
-    extra = dict(info or {})
-    for (t, s, fin) in planned:
-        if not fin:
-            _prepare(t, s)
-    todo = [i for i, (_, _, fin) in enumerate(planned) if not fin]
-    _write_sweep(root, records, extra)
-    if view is not None:
-        view.update(records, force=True)
-    if not todo:
-        return records
+        gpus = 0
+        if gpus_per_trial > 0:
+            import torch
 
-    import ray
+            gpus = torch.cuda.device_count()
+        return LocalExecutor(worker_count(trials, max_concurrent, cpus_per_trial, gpus_per_trial, gpus=gpus),
+                             max_retries, train_trial)
+    from pcnn_explore.sweep.ray_cluster import RayExecutor
 
-    resources = connect(address)
+    try:
+        resources = connect(address)
+    except Exception as e:  # noqa: BLE001  (Ray raises a bare Exception when its node misses a start-up deadline)
+        if "timed out during startup" not in str(e):
+            raise
+        raise SweepError(f"the local Ray did not start in time on {START_ATTEMPTS} tries (a loaded machine misses "
+                         "Ray's fixed start-up deadlines): run the trials without Ray (--executor local), or start "
+                         "Ray yourself (ray start --head) and pass --address auto") from None
     for res, need in (("CPU", cpus_per_trial), ("GPU", gpus_per_trial)):
         if need > 0 and resources.get(res, 0) < need:
             raise SweepError(f"each trial asks for {need:g} {res}(s) but the Ray cluster has "
                              f"{resources.get(res, 0):g}: lower --{res.lower()}s-per-trial or add nodes")
-    remote = ray.remote(train_trial).options(num_cpus=cpus_per_trial, num_gpus=gpus_per_trial,
-                                             max_retries=max_retries, retry_exceptions=False)
+    pool = RayExecutor(train_trial, cpus_per_trial, gpus_per_trial, max_retries)
+    pool.capacity = max_concurrent
+    return pool
+
+
+def run_trials(trials: Sequence[Trial], *, address: str | None = None, executor: str = "auto",
+               cpus_per_trial: float = 1.0, gpus_per_trial: float = 0.0, max_retries: int = 3,
+               max_concurrent: int | None = None, on_mismatch: str = "error",
+               sweep_dir: str | os.PathLike | None = None, view: SweepView | None = None, refresh_s: float = 1.0,
+               info: dict | None = None) -> list[dict]:
+    """Run ``trials`` and return their records (as in ``sweep.json``), in the given order.
+
+    ``executor`` (:func:`choose_executor`): ``local`` (worker processes on this machine, no Ray),
+    ``ray`` or ``auto``. Every check (settings, folders, resources asked for) happens before any
+    worker starts; finished trials are skipped without starting any. ``max_concurrent`` caps the
+    trials running at once (None: local, this machine's CPUs over ``cpus_per_trial``; Ray, as many
+    as the cluster's resources allow). A failed trial does not stop the others. On
+    KeyboardInterrupt the workers end, the running trials are marked queued, and it is raised again.
+    """
+    kind = choose_executor(executor, address)
+    planned = check_trials(trials, address=address, cpus_per_trial=cpus_per_trial, gpus_per_trial=gpus_per_trial,
+                           max_concurrent=max_concurrent, on_mismatch=on_mismatch, executor=kind)
+    root = Path(sweep_dir).resolve() if sweep_dir is not None else None
+    records = [_record(t, s, "done" if fin else "queued", root) for t, s, fin in planned]
+    extra = dict(info or {})
+    todo = [i for i, (_, _, fin) in enumerate(planned) if not fin]
+    # the executor first (a Ray that cannot start is an error before any folder is written)
+    pool = (_executor(kind, address, cpus_per_trial, gpus_per_trial, max_retries, max_concurrent, len(todo))
+            if todo else None)
+    try:
+        for i in todo:
+            _prepare(*planned[i][:2])
+    except BaseException:
+        pool.close()
+        raise
+    _write_sweep(root, records, extra)
+    if view is not None:
+        view.update(records, force=True)
+    if pool is None:
+        return records
     launched = time.time()
-    waiting, running, clock, last_write = list(todo), {}, {}, 0.0
+    waiting, running, clock, last_write = list(todo), set(), {}, 0.0
     try:
         while waiting or running:
-            while waiting and (max_concurrent is None or len(running) < max_concurrent):
+            while waiting and (pool.capacity is None or len(running) < pool.capacity):
                 i = waiting.pop(0)
-                running[remote.remote(planned[i][1])] = i
-            ready, _ = ray.wait(list(running), num_returns=len(running), timeout=refresh_s)
+                pool.submit(i, planned[i][1])
+                running.add(i)
             changed = False
-            for ref in ready:
-                i = running.pop(ref)
+            for i, res, error in pool.wait(refresh_s):
+                running.discard(i)
                 r = records[i]
-                try:
-                    res = ray.get(ref)
+                if error is None:
                     r.update(status="done", steps=res["steps"], steps_per_s=res["steps_per_second"])
-                except Exception as e:  # noqa: BLE001  (RayTaskError, WorkerCrashedError after the retries)
-                    lines = [x for x in str(e).strip().splitlines() if x.strip()]
-                    r.update(status="failed", error=lines[-1][:500] if lines else type(e).__name__)
-                    r["steps"] = _tail_step(Path(r["out_dir"]) / "log.csv")
+                else:
+                    r.update(status="failed", error=error, steps=_tail_step(Path(r["out_dir"]) / "log.csv"))
                 r["attempts"] = (_read_json(Path(r["out_dir"]) / ATTEMPT_FILE) or {}).get("attempt", r["attempts"])
                 changed = True
             now = time.time()
-            for i in running.values():
+            for i in running:
                 r = records[i]
                 attempt = _read_json(Path(r["out_dir"]) / ATTEMPT_FILE) or {}
                 if attempt.get("started", 0) < launched:
@@ -435,12 +396,13 @@ def run_trials(trials: Sequence[Trial], *, address: str | None = None, cpus_per_
             if view is not None:
                 view.update(records)
     except KeyboardInterrupt:
-        for ref in running:
-            ray.cancel(ref, force=True)
-        for i in running.values():
+        pool.cancel()
+        for i in running:
             records[i]["status"] = "queued"
         _write_sweep(root, records, extra)
         raise
+    finally:
+        pool.close()
     _write_sweep(root, records, extra)
     if view is not None:
         view.update(records, force=True)
