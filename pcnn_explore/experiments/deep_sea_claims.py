@@ -95,8 +95,9 @@ def only_combination_progresses(values: Mapping[str, Sequence[float]], combinati
     else:
         word = "inconclusive"
     progressed = [k for k, p in parts.items() if p.word == "agrees"]
-    sentence = (f"{word}: progress (success-rate interval above {threshold:.3g}) by "
-                f"{', '.join(progressed) or 'none'}; the claim is that only {combination} progresses")
+    each = "; ".join(f"{k} {p.estimate:.3g} [{p.interval[0]:.3g}, {p.interval[1]:.3g}] {p.word}" for k, p in parts.items())
+    sentence = (f"{word}: progress (success-rate 95% interval above {threshold:.3g}) by "
+                f"{', '.join(progressed) or 'none'} ({each}); the claim is that only {combination} progresses")
     return {"verdict": word, "sentence": sentence, "threshold": threshold,
             "parts": {k: verdict_dict(p) for k, p in parts.items()}}
 
