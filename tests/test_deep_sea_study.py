@@ -201,3 +201,74 @@ def test_fig13_coverage_and_finding_the_plus_one():
     assert claims.finds_reward([True, False, False, False, False], chance).word == "inconclusive"
     # 0 of 5 against a chance of 0.62 (DeepSea-10, 1,000 episodes): the top 0.522 lies below it
     assert claims.finds_reward([False] * 5, study.random_finds_within(10, 1000)).word == "differs"
+
+
+# ------------------------------------------------------------------ each figure's verdict on a study
+def _figure_study(tmp_path, figure, found_by_key, size=4, cap=8, profile="study"):
+    """A study of ``figure``'s lines from hand-made logs: per key, per seed, the episodes' +1s."""
+    from pcnn_explore.experiments import deep_sea_figures as dsf
+
+    seeds = tuple(range(21, 21 + len(next(iter(found_by_key.values())))))
+    settings = study.DeepSeaStudySettings(profile=profile, sizes=(size,), episodes=(cap,), seeds=seeds, workers=1)
+    lines = dsf.variants(figure)
+    runs = []
+    for v in lines:
+        for seed, found in zip(seeds, found_by_key[v.key]):
+            folder = tmp_path / v.key / str(seed)
+            _log(folder, size, found, [min(e + (5 if v.key == "intrinsic_only" else 0), 10) for e in range(1, len(found) + 1)])
+            runs.append(study.read_run(folder, v.key, size, seed, cap))
+    return study.DeepSeaStudy(settings, lines, runs, wall_s=60.0)
+
+
+def test_fig11_decided_on_a_hand_made_study(tmp_path):
+    from pcnn_explore.experiments import deep_sea_figures as dsf
+
+    never, learnt = [False] * 8, [False] * 4 + [True] * 4
+    s = _figure_study(tmp_path, "fig11", {"dqn": [never] * 5, "dqn_mmc": [never] * 5, "bonus": [never] * 5,
+                                          "bonus_mmc": [learnt] * 5})
+    d = dsf.decide("fig11", s)
+    assert d["verdict"] == "agrees" and d["claims"]["only_combination_progresses"]["threshold"] == 2 ** -4
+    m = dsf.metrics("fig11", s, d)
+    assert m["summary"]["verdict"].startswith("agrees: progress") and m["summary"]["bonus_mmc_success_rate_mean"] == 1.0
+    assert m["intervals"]["bonus_mmc"]["solved_seeds"] == 5 and m["summary"]["dqn_solved_runs"] == "0 of 5"
+    note = dsf.closing_note("fig11", s, d)
+    assert "Verdict: agrees." in note and "runs took 1.0 min" in note
+    # the same logs at the smoke profile: not testable, the rule's outcome kept
+    smoke = _figure_study(tmp_path / "smoke", "fig11", {"dqn": [never] * 2, "dqn_mmc": [never] * 2,
+                                                        "bonus": [never] * 2, "bonus_mmc": [learnt] * 2}, profile="smoke")
+    d = dsf.decide("fig11", smoke)
+    assert d["verdict"] == "not testable at this profile" and d["claims"]["only_combination_progresses"]["decided"] == "agrees"
+
+
+def test_fig12_and_fig13_decided_on_hand_made_studies(tmp_path):
+    from pcnn_explore.experiments import deep_sea_figures as dsf
+
+    early, late = [True] * 8, [False] * 6 + [True] * 2
+    s = _figure_study(tmp_path / "12", "fig12", {"c0.1": [late] * 5, "c1": [late] * 5, "c10": [early] * 5})
+    d = dsf.decide("fig12", s)
+    # every seed's last quarter succeeds: the success rates tie (robust), c = 10 finds the +1 at 1 against 7
+    assert d["claims"]["robust_across_c"]["verdict"] == "agrees" and d["verdict"] == "agrees"
+    assert d["claims"]["larger_c_sooner"]["verdict"] == "agrees" and d["claims"]["larger_c_sooner"]["estimate"] == -6
+    assert d["claims"]["schedule"]["verdict"] == "not testable at this profile" and d["claims"]["schedule"]["kit"]
+    never = [False] * 8
+    s = _figure_study(tmp_path / "13", "fig13", {"intrinsic_only": [late] * 5, "dqn": [never] * 5})
+    d = dsf.decide("fig13", s)
+    # coverage curves: intrinsic 6..10 of 10 cells, DQN 1..8: the paired difference is the same on every seed
+    assert d["claims"]["intrinsic_covers_more"]["verdict"] == "agrees"
+    # 5 of 5: exact lower bound 0.478 above a random policy's chance of 0.40 in 8 episodes
+    assert d["claims"]["finds_reward_N4"]["verdict"] == "agrees"
+    assert d["claims"]["finds_reward_N4"]["chance"] == pytest.approx(1 - (15 / 16) ** 8)
+
+
+def test_fig5_counts_only_the_papers_cts_as_agreement(tmp_path):
+    from pcnn_explore.experiments import deep_sea_figures as dsf
+
+    never, learnt = [False] * 8, [False] * 4 + [True] * 4
+    s = _figure_study(tmp_path, "fig5", {"dqn": [never] * 5, "cts_mmc": [never] * 5, "pixelcnn_mmc": [never] * 5,
+                                         "pixelcnn_pos_mmc": [learnt] * 5})
+    d = dsf.decide("fig5", s)
+    # the kit's position-biased PixelCNN explores, the paper's CTS ties DQN on every seed (a zero
+    # difference decides nothing): the figure's verdict is CTS's, inconclusive, never the kit's agreement
+    assert d["verdict"] == "inconclusive" and d["claims"]["kit_position_pixelcnn_explores"]["verdict"] == "agrees"
+    assert d["claims"]["pixelcnn_against_cts"]["verdict"] == "not testable at this profile"
+    assert d["claims"]["pixelcnn_explores"]["verdict"] == "not testable at this profile"
