@@ -232,7 +232,7 @@ def test_fig11_decided_on_a_hand_made_study(tmp_path):
     assert m["summary"]["verdict"].startswith("agrees: progress") and m["summary"]["bonus_mmc_success_rate_mean"] == 1.0
     assert m["intervals"]["bonus_mmc"]["solved_seeds"] == 5 and m["summary"]["dqn_solved_runs"] == "0 of 5"
     note = dsf.closing_note("fig11", s, d)
-    assert "Verdict: agrees." in note and "runs took 1.0 min" in note
+    assert "Verdict: agrees." in note and "took 1.0 min" in note
     # the same logs at the smoke profile: not testable, the rule's outcome kept
     smoke = _figure_study(tmp_path / "smoke", "fig11", {"dqn": [never] * 2, "dqn_mmc": [never] * 2,
                                                         "bonus": [never] * 2, "bonus_mmc": [learnt] * 2}, profile="smoke")

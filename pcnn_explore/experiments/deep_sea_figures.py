@@ -220,7 +220,7 @@ def closing_note(figure: str, study: DeepSeaStudy, decided: dict[str, Any]) -> s
     s = study.settings
     part = ", ".join(f"DeepSea-{n} ({s.episode_cap(n):,} episodes)" for n in s.sizes)
     lines = [f"{FIGURES[figure]} on {part}, {len(s.seeds)} seeds ({', '.join(map(str, s.seeds))}), profile {s.profile}; "
-             f"runs took {study.wall_s / 60:.1f} min with {s.workers} workers.",
+             f"training (or reading back finished runs) took {study.wall_s / 60:.1f} min with {s.workers} workers.",
              f"Rule: {decided['rule']}.", f"Verdict: {decided['verdict']}."]
     lines += [f"- {name}: {c['sentence']}" for name, c in decided["claims"].items()]
     for k in study.keys:
@@ -254,9 +254,9 @@ def scaling_figure(study: DeepSeaStudy):
     """The deep-sea scaling figure of the study's runs (:func:`pcnn_explore.plots.deep_sea.plot_deep_sea_scaling`)."""
     from pcnn_explore.plots.deep_sea import plot_deep_sea_scaling
 
-    caps = ", ".join(f"N = {n}: {study.settings.episode_cap(n):,}" for n in study.settings.sizes)
+    caps = ", ".join(f"{study.settings.episode_cap(n):,}" for n in study.settings.sizes)
     return plot_deep_sea_scaling(study.scaling_rows(), study.labels, None,
-                                 f"Deep sea: episodes to solve by bsuite's rule (episodes run: {caps})")
+                                 f"Episodes to solve (bsuite's rule; {caps} episodes run)")
 
 
 def coverage_figure(study: DeepSeaStudy, size: int | None = None):
