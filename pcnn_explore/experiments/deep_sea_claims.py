@@ -40,8 +40,10 @@ ROBUST_MARGIN = 0.2
 NOT_TESTABLE_PIXELCNN = (
     "not testable at this profile: on DeepSea the density frame is one pixel of one level in a blank N x N "
     "frame, and the paper's translation-invariant PixelCNN reads the same context (zeros, also its padding) "
-    "for the agent's pixel in every cell, so it gives every cell the same pseudo-count and cannot count "
-    "visits to cells; the paper's PixelCNN > CTS rests on Atari frames' structure. DeepSea tests the kit's "
+    "for the agent's pixel in every cell, so it gives every cell nearly the same pseudo-count (only where the "
+    "grid's edges cut its receptive field can it tell cells apart) and does not count visits to cells as CTS "
+    "does: whatever bonus it gives on DeepSea is not the paper's mechanism, and the paper's PixelCNN > CTS "
+    "rests on Atari frames' structure. DeepSea tests the kit's "
     "position-biased PixelCNN against CTS, a kit question that never counts as agreement with the paper")
 
 
