@@ -510,6 +510,27 @@ def test_summary_numbers_and_verdicts_by_hand():
     assert pg_scale.summary(AgentExperimentResults(pg, curve_window=25))["verdict"].startswith("agrees")
 
 
+def test_the_verdict_covers_every_game_not_the_first():
+    """Fig. 5 on two games: the first (Freeway) ties, the second agrees; the verdict counts both
+    (it read the first env alone before)."""
+    def game(env, dqn, cts, pc):
+        return [_result("dqn", 0, [20, 45, 70, 95], dqn, env=env, profile="study"),
+                _result("cts_mmc", 0, [20, 45, 70, 95], cts, env=env, profile="study"),
+                _result("pixelcnn_mmc", 0, [20, 45, 70, 95], pc, env=env, profile="study")]
+
+    tie = game("ALE/Freeway-v5", [0.3] * 4, [0.3] * 4, [0.3] * 4)
+    win = game("ALE/Venture-v5", [0, 0, 0, 0.4], [0, 0.2, 0.2, 0.2], [0, 0.4, 0.8, 0.8])
+    s = dqn_bonus.summary(AgentExperimentResults(tie + win, curve_window=25))
+    assert s["verdict"] == "partly: agrees in 1 of 2 games (ALE/Freeway-v5 differs; ALE/Venture-v5 agrees)"
+    assert s["verdict_by_game"]["ALE/Venture-v5"].startswith("agrees: AUC over DQN")
+    both = dqn_bonus.summary(AgentExperimentResults(win + [r for r in game("ALE/Gravitar-v5", [0, 0, 0, 0.4],
+                                                    [0, 0.2, 0.2, 0.2], [0, 0.4, 0.8, 0.8])], curve_window=25))
+    assert both["verdict"].startswith("agrees: agrees in 2 of 2 games")
+    flat = dqn_bonus.summary(AgentExperimentResults(tie + game("ALE/Gravitar-v5", [0.3] * 4, [0.3] * 4, [0.3] * 4),
+                                                    curve_window=25))
+    assert flat["verdict"].startswith("differs: agrees in 0 of 2 games")
+
+
 def test_paper_entries_quote_the_paper_for_the_env():
     venture = [_result("dqn", 0, [50], [0.0], env="ALE/Venture-v5"),
                _result("pixelcnn_mmc", 0, [50], [0.0], env="ALE/Venture-v5")]

@@ -259,7 +259,7 @@ class IntrinsicOnlySettings(FigureSettings):
 
 def run(settings: FigureSettings, out_dir: str | os.PathLike | None = None,
         sweep_dir: str | os.PathLike | None = None, progress: bool = False) -> AgentExperimentResults:
-    """Train the lines ``settings`` picks x seeds x envs on Ray; runs are written under
+    """Train the lines ``settings`` picks x seeds x envs (worker processes, or Ray on a cluster: see agent_runs.run_specs); runs are written under
     ``out_dir/runs`` (default ``output/<the figure's notebook>``). Bad settings raise before any run starts.
 
     ``sweep_dir``: read the runs from a sweep of the figure's grid instead of training (e.g. the

@@ -1,6 +1,7 @@
 """The ``summary`` and ``paper`` entries of notebooks 07-10's metrics.json: the paper's evaluation
 (maximum score, AUC, improvement in % of AUC over DQN; :mod:`pcnn_explore.evaluation`) of each
-line on the experiment's first env, beside the paper's numbers and claims, and a verdict.
+line on the experiment's first env, beside the paper's numbers and claims, and a verdict that covers
+every env the experiment ran (:func:`games_verdict`: the count of games that agree, and each game's word).
 
 The verdict (``summary["verdict"]``) is one of ``agrees``, ``partly``, ``differs`` or
 ``not testable at this profile``, followed by the numbers that decide it. Smoke runs are plumbing
@@ -26,7 +27,7 @@ from pcnn_explore.verdicts import VERDICTS
 if TYPE_CHECKING:
     from pcnn_explore.experiments.agent_curves import AgentExperimentResults
 
-__all__ = ["VERDICTS", "summary", "paper", "verdict"]
+__all__ = ["VERDICTS", "summary", "paper", "verdict", "games_verdict"]
 
 #: per figure: the lines its rule compares
 _NEEDS = {"fig5": ("dqn", "cts_mmc", "pixelcnn_mmc"), "fig11": ("dqn", "dqn_mmc", "pixelcnn", "pixelcnn_mmc"),
@@ -91,8 +92,29 @@ def summary(figure: str, results: AgentExperimentResults) -> dict[str, Any]:
                 out[f"{key}_auc_vs_dqn_symmetric"] = True
     profile = results.runs[0].spec.profile if results.runs else "smoke"
     steps = max((r.spec.steps for r in results.runs), default=0)
-    out["verdict"] = verdict(figure, ev, profile, steps)
+    if len(results.envs) <= 1:
+        out["verdict"] = verdict(figure, ev, profile, steps)
+        return out
+    per_game = {env: verdict(figure, results.evaluation(env), profile, steps) for env in results.envs}
+    out["envs"], out["verdict_by_game"] = list(results.envs), per_game
+    out["verdict"] = games_verdict(per_game)
     return out
+
+
+def games_verdict(per_game: dict[str, str]) -> str:
+    """A figure's verdict over every game its grid runs (Fig. 6's caption counts games likewise):
+    ``agrees`` when every game's verdict agrees, ``partly`` when some agree or partly agree,
+    ``differs`` when none does; ``not testable at this profile`` when no game is testable. The
+    count and each game's word follow."""
+    words = {env: v.split(":", 1)[0] for env, v in per_game.items()}
+    testable = {env: w for env, w in words.items() if w != "not testable at this profile"}
+    if not testable:
+        return next(iter(per_game.values()))
+    k = sum(w == "agrees" for w in testable.values())
+    word = ("agrees" if k == len(testable) else
+            "partly" if k or any(w == "partly" for w in testable.values()) else "differs")
+    games = "; ".join(f"{env} {w}" for env, w in words.items())
+    return f"{word}: agrees in {k} of {len(per_game)} games ({games})"
 
 
 def paper(figure: str, results: AgentExperimentResults) -> dict[str, Any]:
