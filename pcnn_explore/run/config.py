@@ -55,7 +55,7 @@ class TrainConfig(ExperimentSettings):
     agent: str = "dqn"  # dqn (the paper's DQN, with MMC where mmc_beta > 0) or reactor (Retrace actor-critic, Sec. 4.2)
     bonus: str = "none"  # density model of the pseudo-count bonus, or none
     mmc_beta: float | None = None  # beta of the mixed Monte Carlo target; auto: 0.1 with a bonus, 0 without (the paper's; DeepSea: 0.5 with a bonus, the kit's)
-    pg_scale: float = 0.1  # c in r+ = (exp(c n^-1/2 PG+) - 1)^-1/2
+    pg_scale: float = 0.1  # c in r+ = (exp(c n^-1/2 PG+) - 1)^1/2
     pg_schedule: str = "inverse_sqrt"  # decay of c over density-model updates n (inverse_sqrt: the paper's; DeepSea's default constant, the kit's)
     bonus_fraction: float | None = None  # share of agent steps, drawn at random (seeded), on which the density model is updated and r+ added (auto: 1 for dqn, 0.25 for reactor, as in the paper)
     scored_frame: str = "state"  # the frame the density model scores each step: the state acted in (Bellemare et al. 2016's; the paper says only that the density model receives a single frame), or the next state (DeepSea's default, the kit's)
