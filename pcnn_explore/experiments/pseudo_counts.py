@@ -6,7 +6,9 @@ Three studies on one real Atari frame stream (random policy on Montezuma's Reven
 2. ``stream``: CTS and PixelCNN trained online on the stream through
    :class:`pcnn_explore.bonus.PseudoCountBonus`: log rho, log rho', PG, pseudo-count, bonus.
 3. ``repeats``: one frame shown again every ``repeat_every`` steps between stream frames; its
-   pseudo-count at each visit against its real visit count so far.
+   pseudo-count at each visit against its real visit count so far: the model's own (unscaled)
+   pseudo-count 1 / (e^PG - 1), and the one the agent's bonus uses, scaled by the PG decay,
+   1 / (e^{c n^-1/2 PG+} - 1) (section 3.4; n the model updates so far, c = ``scale``).
 4. ``schedules``: the bonus the PixelCNN's PG would give under each PG decay schedule.
 
 All PG values are in nats; steps are agent steps (one density-model update each).
@@ -54,16 +56,19 @@ class ModelTrace:
     prediction_gain: np.ndarray
     pseudo_count: np.ndarray
     bonus: np.ndarray
+    scaled_pseudo_count: np.ndarray  # 1 / (e^{c n^-1/2 PG+} - 1), what the bonus uses (bonus = its ^-1/2)
 
 
 @dataclasses.dataclass
 class RepeatTrace:
-    """Visits of one repeated frame: real count before each visit and the model's pseudo-count."""
+    """Visits of one repeated frame: real count before each visit, the model's (unscaled)
+    pseudo-count and the agent's scaled one, 1 / (e^{c n^-1/2 PG+} - 1)."""
 
     model: str
     real_count: np.ndarray
     pseudo_count: np.ndarray
     prediction_gain: np.ndarray
+    scaled_pseudo_count: np.ndarray
 
 
 @dataclasses.dataclass
@@ -82,7 +87,8 @@ def run_bonus(model, frames: np.ndarray, scale: float, name: str) -> ModelTrace:
     bonus = PseudoCountBonus(model, scale=scale)
     records = [bonus.step(f) for f in frames]
     column = lambda key: np.array([getattr(r, key) for r in records], np.float64)  # noqa: E731
-    return ModelTrace(name, column("log_rho"), column("log_rho_prime"), column("prediction_gain"), column("pseudo_count"), column("bonus"))
+    return ModelTrace(name, column("log_rho"), column("log_rho_prime"), column("prediction_gain"), column("pseudo_count"),
+                      column("bonus"), column("scaled_pseudo_count"))
 
 
 def tabular_counts(frames: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -135,7 +141,8 @@ def run(settings: PseudoCountSettings) -> PseudoCountResults:
     repeats = {}
     for name in settings.models:
         trace = run_bonus(new_model(name), seq, settings.scale, name)
-        repeats[name] = RepeatTrace(name, np.arange(len(visits)), trace.pseudo_count[visits], trace.prediction_gain[visits])
+        repeats[name] = RepeatTrace(name, np.arange(len(visits)), trace.pseudo_count[visits], trace.prediction_gain[visits],
+                                    trace.scaled_pseudo_count[visits])
     reference = traces.get("pixelcnn") or next(iter(traces.values()))
     n = np.arange(1, len(frames) + 1)
     schedule_bonus = {s: exploration_bonus(reference.prediction_gain, n, settings.scale, s) for s in SCHEDULES}
@@ -162,6 +169,7 @@ def summarise(results: PseudoCountResults) -> dict:
         r = results.repeats[name]
         summary[f"{name}_repeat_count_slope"] = count_slope(r.real_count, r.pseudo_count)
         summary[f"{name}_repeat_final_pseudo_count"] = float(r.pseudo_count[-1])
+        summary[f"{name}_repeat_final_scaled_pseudo_count"] = float(r.scaled_pseudo_count[-1])
     half = len(results.stream) // 2
     for s, b in results.schedule_bonus.items():
         summary[f"bonus_{s}_second_half_mean"] = float(np.mean(b[half:]))
@@ -170,5 +178,7 @@ def summarise(results: PseudoCountResults) -> dict:
         "cts_repeat_count_slope": "pseudo-counts grow about linearly with real counts for CTS (Bellemare et al. 2016)",
         "pixelcnn_repeat_count_slope": "with a constant learning rate PG does not vanish, so PixelCNN's pseudo-count grows slowly (Sec. 3.4)",
         "bonus_inverse_sqrt_second_half_mean": "c n^-1/2 PG with c = 0.1 is the paper's choice (Sec. 3.4)",
+        "pixelcnn_repeat_final_scaled_pseudo_count": "the count the agent's bonus uses, 1 / (e^{c n^-1/2 PG+} - 1) "
+                                                     "(Sec. 3.4): the PG decay makes it grow (no number given)",
     }
     return {"summary": summary, "paper": paper}
