@@ -11,6 +11,8 @@ def test_pseudo_counts_notebook_smoke(notebook_runner):
         assert s[f"{model}_mean_pg_nats"] > 0  # online training raises rho of the trained frame
         assert 0 <= s[f"{model}_median_pseudo_count"] < math.inf
         assert s[f"{model}_median_bonus"] >= 0
+        # the agent's count uses the PG scaled by c n^-1/2 < 1: larger than the model's own
+        assert s[f"{model}_repeat_final_scaled_pseudo_count"] > s[f"{model}_repeat_final_pseudo_count"]
     # CTS counts the repeated frame: its pseudo-count grows with the real count
     assert s["cts_repeat_count_slope"] > 0
     # the n^-1 schedule decays faster than n^-1/2, which decays faster than no decay
