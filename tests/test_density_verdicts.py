@@ -52,6 +52,13 @@ def test_verdict_line_starts_with_a_word_the_report_reads():
     assert verdict_word({"profile": "paper", "summary": {"verdict": undecided}}) == "inconclusive"
 
 
+def test_pseudo_counts_slope_below_a_real_count():
+    c = dv.pseudo_counts([0.1, 0.05, 0.15], SEEDS)["PixelCNN count grows slower than the real count"]
+    assert c.word == "agrees" and c.interval == pytest.approx((-0.9 - HALF * 0.05, -0.9 + HALF * 0.05))
+    assert dv.pseudo_counts([0.5, 1.5, 1.0], SEEDS)["PixelCNN count grows slower than the real count"].word == "inconclusive"
+    assert dv.pseudo_counts([1.2, 1.3, 1.25], SEEDS)["PixelCNN count grows slower than the real count"].word == "differs"
+
+
 def test_training_orders_equivalence_margin():
     area = {"online": [100.0, 100.0, 100.0], "permutation": [101.0, 99.0, 100.5], "replacement": [105.0, 95.0, 115.0]}
     rise = {m: [2.0, 2.0, 2.0] for m in area}

@@ -18,3 +18,7 @@ def test_pseudo_counts_notebook_smoke(notebook_runner):
     # the n^-1 schedule decays faster than n^-1/2, which decays faster than no decay
     assert s["bonus_inverse_second_half_mean"] < s["bonus_inverse_sqrt_second_half_mean"] < s["bonus_constant_second_half_mean"]
     assert set(metrics["paper"]) <= set(s)
+    # two seeds at smoke (0 and 2); the first seed's figures are the unprefixed ones; never a verdict at smoke
+    assert s["seeds"] == [0, 2] and len(s["pixelcnn_repeat_count_slope_per_seed"]) == 2
+    assert s["pixelcnn_repeat_count_slope_per_seed"][0] == s["pixelcnn_repeat_count_slope"]
+    assert s["verdict"].startswith("not testable at this profile: smoke runs check the plumbing only (PixelCNN count ")

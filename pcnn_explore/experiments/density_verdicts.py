@@ -14,6 +14,8 @@ for smoke runs and runs with fewer than :data:`MIN_SEEDS` seeds. The report inde
 
 The rules, per notebook (the quantities are defined where the experiments compute them):
 
+- 00 (Sec. 3.4) :func:`pseudo_counts`: the slope of PixelCNN's pseudo-count of a repeated frame
+  against its real count lies below 1 (a real count's slope);
 - 01 (Fig. 2 left) :func:`training_orders`: each other order against online training, the relative
   area of the held-out curve (``area_m / area_online - 1``) and the largest rise's share of the
   area, both equivalent within :data:`ORDER_MARGIN`;
@@ -40,7 +42,7 @@ from pcnn_explore.frames import DENSITY_HEIGHT, DENSITY_LEVELS, DENSITY_WIDTH
 from pcnn_explore.verdicts import VERDICTS, Verdict, difference_verdict, equivalence_verdict
 
 __all__ = ["MIN_SEEDS", "ORDER_MARGIN", "PEAK_QUANTILE", "DIVERGED_LOSS", "NOT_TESTABLE", "seed_list",
-           "overall_word", "verdict_line", "training_orders", "episode_spikes", "lr_schedules", "samples",
+           "overall_word", "verdict_line", "pseudo_counts", "training_orders", "episode_spikes", "lr_schedules", "samples",
            "pg_claims", "conv_cts", "qualitative", "VERDICTS"]
 
 #: fewest seeds (independent runs) a quantitative claim is decided on
@@ -108,6 +110,13 @@ def _difference(a, b, direction, seeds, claim) -> Verdict | str:
 
 
 # ------------------------------------------------------------------------------------ notebooks
+def pseudo_counts(slope: Sequence[float], seeds: Sequence[int]) -> dict[str, Verdict | str]:
+    """00: per-seed least-squares slope of PixelCNN's pseudo-count of a repeated frame against its
+    real count; claim: below 1, the slope of a real count (the PG does not vanish)."""
+    return {"PixelCNN count grows slower than the real count": _difference(slope, [1.0] * len(slope), "less", seeds,
+                                                                           "slope - 1")}
+
+
 def training_orders(area: Mapping[str, Sequence[float]], rise: Mapping[str, Sequence[float]],
                     seeds: Sequence[int], margin: float = ORDER_MARGIN) -> dict[str, Verdict | str]:
     """01: ``area[order]``, ``rise[order]``: per-seed area of the held-out curve and its largest

@@ -12,6 +12,12 @@ Three studies on one real Atari frame stream (random policy on Montezuma's Reven
 4. ``schedules``: the bonus the PixelCNN's PG would give under each PG decay schedule.
 
 All PG values are in nats; steps are agent steps (one density-model update each).
+
+The verdict (Sec. 3.4: with a constant learning rate "the per-step PG never completely vanishes", so
+PixelCNN's pseudo-count grows slowly) is decided over ``n_seeds`` independent runs (a fresh stream
+and models per seed): the least-squares slope of PixelCNN's own pseudo-count of the repeated frame
+against its real count must lie below 1, the slope of a real count, at 95%
+(:func:`pcnn_explore.experiments.density_verdicts.pseudo_counts`). CTS's slope is shown beside it.
 """
 from __future__ import annotations
 
@@ -22,6 +28,7 @@ import numpy as np
 
 from pcnn_explore.bonus import SCHEDULES, PseudoCountBonus, exploration_bonus, pseudo_count
 from pcnn_explore.density import EmpiricalDensity, make_density
+from pcnn_explore.experiments import density_verdicts as dv
 from pcnn_explore.frames import DENSITY_LEVELS
 from pcnn_explore.profiles import ExperimentSettings
 from pcnn_explore.streams import FrameStream, load_stream
@@ -38,12 +45,18 @@ class PseudoCountSettings(ExperimentSettings):
     repeat_every: int = 20  # the repeated frame comes back every this many steps
     n_repeats: int = 60  # visits of the repeated frame
     pixelcnn_lr: float = 1e-3
+    n_seeds: int = 3  # independent runs the verdict is decided over, seeds seed, seed + 2, ...
 
     PRESETS: ClassVar[dict] = {
-        "smoke": dict(n_frames=120, repeat_every=5, n_repeats=8),
+        "smoke": dict(n_frames=120, repeat_every=5, n_repeats=8, n_seeds=2),
         "study": dict(n_frames=3000, repeat_every=20, n_repeats=60),
         "paper": dict(n_frames=20000, repeat_every=50, n_repeats=300),
     }
+
+
+    def seeds(self) -> tuple[int, ...]:
+        """The runs' seeds (:func:`~pcnn_explore.experiments.density_verdicts.seed_list`)."""
+        return dv.seed_list(self.seed, self.n_seeds)
 
 
 @dataclasses.dataclass
@@ -182,3 +195,31 @@ def summarise(results: PseudoCountResults) -> dict:
                                                      "(Sec. 3.4): the PG decay makes it grow (no number given)",
     }
     return {"summary": summary, "paper": paper}
+
+
+def run_all(settings: PseudoCountSettings) -> list[PseudoCountResults]:
+    """:func:`run` once per seed of ``settings.seeds()`` (the seeds are checked first)."""
+    return [run(dataclasses.replace(settings, seed=s)) for s in settings.seeds()]
+
+
+PAPER_CLAIM = ("with a constant learning rate the per-step PG never completely vanishes: PixelCNN's pseudo-count "
+               "grows slowly, slower than the real count (Sec. 3.4)")
+
+
+def summarise_all(runs: list[PseudoCountResults]) -> dict:
+    """:func:`summarise` of the first seed's run (the one plotted), the repeat-count slopes per seed
+    and the verdict (:func:`density_verdicts.pseudo_counts`)."""
+    out = summarise(runs[0])
+    summary = out["summary"]
+    summary["seeds"] = [r.settings.seed for r in runs]
+    for name in runs[0].repeats:
+        summary[f"{name}_repeat_count_slope_per_seed"] = [
+            count_slope(r.repeats[name].real_count, r.repeats[name].pseudo_count) for r in runs]
+    if "pixelcnn" in runs[0].repeats:
+        claims = dv.pseudo_counts(summary["pixelcnn_repeat_count_slope_per_seed"], summary["seeds"])
+        note = "CTS's slopes " + ", ".join(f"{v:.3g}" for v in summary.get("cts_repeat_count_slope_per_seed", []))
+        summary["verdict"] = dv.verdict_line(runs[0].settings.profile, claims, len(runs), note=note)
+    else:
+        summary["verdict"] = f"{dv.NOT_TESTABLE}: needs pixelcnn in models"
+    out["paper"]["verdict"] = PAPER_CLAIM
+    return out
