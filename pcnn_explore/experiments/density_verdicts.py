@@ -153,7 +153,7 @@ def lr_schedules(final_loss: Sequence[Mapping[tuple[str, float], float]], seeds:
     run, counted as :data:`DIVERGED_LOSS`). Claims: ``named rates best``: min over ``named`` minus
     min over the other runs < 0; ``n^-1 worst``: n^-1's best minus the larger of the other
     schedules' bests > 0; ``constant more robust than S``: the spread (max - min over initial
-    rates) of constant's final losses minus S's < 0."""
+    rates) of constant's final losses minus S's < 0, for each S with more than one rate."""
     runs = [{k: (DIVERGED_LOSS if not math.isfinite(v) else float(v)) for k, v in fl.items()} for fl in final_loss]
     if not runs:
         raise ValueError("lr_schedules needs the final losses of at least one seed")
@@ -172,9 +172,10 @@ def lr_schedules(final_loss: Sequence[Mapping[tuple[str, float], float]], seeds:
         out["n^-1 worst"] = _difference(best["inverse"], rest, "greater", seeds, "best n^-1 - best other (nats)")
     spread = {s: [max(v for (s2, _), v in r.items() if s2 == s) - min(v for (s2, _), v in r.items() if s2 == s)
                   for r in runs] for s in best}
-    if "constant" in spread and sum(1 for _ in runs[0] if _[0] == "constant") > 1:
+    n_rates = {s: sum(1 for s2, _ in runs[0] if s2 == s) for s in best}
+    if n_rates.get("constant", 0) > 1:
         for s in spread:
-            if s != "constant":
+            if s != "constant" and n_rates[s] > 1:  # one rate has no spread to compare
                 out[f"constant more robust than {s}"] = _difference(spread["constant"], spread[s], "less", seeds,
                                                                     f"spread constant - {s} (nats)")
     return out
