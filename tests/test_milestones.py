@@ -17,3 +17,14 @@ def test_milestone_verdicts():
     assert verdict(_s(3.0, None, first=None), "study").startswith("not testable at this profile: ")
     s = summary(_s(3.0, 1), "study", compare={**_s(1.2, 9), "density_model": "cts"})
     assert s["compare_cts_room_change_to_median"] == 1.2 and "cts 1.20x" in s["verdict"]
+
+
+def test_milestone_verdict_uses_the_cts_contrast():
+    cts = {**_s(1.2, 9), "density_model": "cts"}
+    assert verdict(_s(3.0, 1), "study", cts).startswith("agrees: qualitative, one recorded episode, no interval: ")
+    # PixelCNN peaks at the room change, but CTS's peak there stands out more: only partly
+    sharper_cts = {**_s(4.0, 1), "density_model": "cts"}
+    assert verdict(_s(3.0, 1), "study", sharper_cts) == (
+        "partly: qualitative, one recorded episode, no interval: pixelcnn peaks at room changes (>= 2x median), "
+        "first room change in the top 5% holds; not: pixelcnn sharper than cts at room changes (pixelcnn bonus at "
+        "room changes 3.00x the median; the first room change (step 40) ranks 1 of 200 steps; cts 4.00x)")

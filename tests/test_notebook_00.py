@@ -11,8 +11,14 @@ def test_pseudo_counts_notebook_smoke(notebook_runner):
         assert s[f"{model}_mean_pg_nats"] > 0  # online training raises rho of the trained frame
         assert 0 <= s[f"{model}_median_pseudo_count"] < math.inf
         assert s[f"{model}_median_bonus"] >= 0
+        # the agent's count uses the PG scaled by c n^-1/2 < 1: larger than the model's own
+        assert s[f"{model}_repeat_final_scaled_pseudo_count"] > s[f"{model}_repeat_final_pseudo_count"]
     # CTS counts the repeated frame: its pseudo-count grows with the real count
     assert s["cts_repeat_count_slope"] > 0
     # the n^-1 schedule decays faster than n^-1/2, which decays faster than no decay
     assert s["bonus_inverse_second_half_mean"] < s["bonus_inverse_sqrt_second_half_mean"] < s["bonus_constant_second_half_mean"]
     assert set(metrics["paper"]) <= set(s)
+    # two seeds at smoke (0 and 2); the first seed's figures are the unprefixed ones; never a verdict at smoke
+    assert s["seeds"] == [0, 2] and len(s["pixelcnn_repeat_count_slope_per_seed"]) == 2
+    assert s["pixelcnn_repeat_count_slope_per_seed"][0] == s["pixelcnn_repeat_count_slope"]
+    assert s["verdict"].startswith("not testable at this profile: smoke runs check the plumbing only (PixelCNN count ")

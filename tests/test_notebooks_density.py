@@ -7,6 +7,8 @@ import os
 
 import pytest
 
+from pcnn_explore.report_index import verdict_word
+
 # single-threaded BLAS in the notebook kernels: the frame conversion multiplies small matrices
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
@@ -22,7 +24,19 @@ def _common(m: dict) -> dict:
     assert m["settings"]["profile"] == "smoke"
     assert isinstance(m["summary"]["verdict"], str) and m["summary"]["verdict"]
     assert "verdict" in m["paper"]
+    # smoke runs two seeds, 0 and 2 (seed + 2: no run's held-out stream, seed + 1, is another's training stream)
+    assert m["settings"]["n_seeds"] == 2 and m["summary"]["seeds"] == [0, 2]
+    # every verdict begins with a word the report index reads; a smoke run is never a verdict on the paper
+    assert verdict_word(m) == "not testable at this profile"
+    assert m["summary"]["verdict"].startswith("not testable at this profile: ")
     return m["summary"]
+
+
+def _per_seed(s: dict, key: str):
+    """The per-seed values of ``key``: two of them, the first the unprefixed (first seed's) figure."""
+    values = s[f"{key}_per_seed"]
+    assert len(values) == 2 and (values[0] == s[key] or (values[0] is None and s[key] is None))
+    return values
 
 
 def test_01_online_vs_shuffled(notebook_runner):
@@ -32,6 +46,10 @@ def test_01_online_vs_shuffled(notebook_runner):
     assert all(_finite(v) and 0 < v < 3 * 1764 * math.log(8) for v in losses)
     assert s["relative_spread"] == pytest.approx((max(losses) - min(losses)) / min(losses))
     assert all(s[f"worst_heldout_increase_{k}_nats"] >= 0 for k in ("online", "permutation", "replacement"))
+    for k in ("online", "permutation", "replacement"):
+        assert all(_finite(v) and v > 0 for v in _per_seed(s, f"heldout_area_{k}_nats"))
+        assert all(v >= 0 for v in _per_seed(s, f"worst_heldout_increase_{k}_nats"))
+    assert "permutation progress: " in s["verdict"] and "replacement stability: " in s["verdict"]
 
 
 def test_02_episode_start_spikes(notebook_runner):
@@ -45,12 +63,14 @@ def test_02_episode_start_spikes(notebook_runner):
     assert m["settings"]["n_frames"] == 150 and m["settings"]["baseline"] > m["settings"]["window"]
     assert s["n_episode_starts"] == 1 and s["n_spikes"] == 0
     assert s["spikes_near_start_fraction"] is None and s["chance_fraction"] == 0.0
-    assert s["verdict"].startswith("no episode start after the first frames")
+    assert _per_seed(s, "spikes_near_start_fraction") == [None, None] and _per_seed(s, "chance_fraction") == [0.0, 0.0]
+    assert s["verdict"] == ("not testable at this profile: no episode start after the first frames of any seed; "
+                            "this run is too short to test the claim")
 
 
 def test_03_lr_schedules(notebook_runner):
     s = _common(notebook_runner("03_lr_schedules.ipynb"))
-    keys = [k for k in s if k.startswith("final_loss_")]
+    keys = [k for k in s if k.startswith("final_loss_") and not k.endswith("_per_seed")]
     assert sorted(keys) == ["final_loss_constant_0.001_nats", "final_loss_inverse_1_nats",
                             "final_loss_inverse_sqrt_0.1_nats"]
     assert all(_finite(s[k]) and s[k] > 0 for k in keys)
@@ -60,6 +80,9 @@ def test_03_lr_schedules(notebook_runner):
     order = sorted(runs, key=lambda label: runs[label][1])
     assert s["ranking"] == " < ".join(order)
     assert s["best"] == f"{order[0]} {runs[order[0]][0]}"
+    assert all(_finite(v) and v > 0 for k in keys for v in _per_seed(s, k))
+    # one rate per schedule: the named rates and n^-1 are decided, the robustness needs several rates
+    assert "named rates best: " in s["verdict"] and "n^-1 worst: " in s["verdict"] and "robust" not in s["verdict"]
 
 
 def test_04_samples(notebook_runner, tmp_path):
@@ -67,7 +90,10 @@ def test_04_samples(notebook_runner, tmp_path):
     for m in ("cts", "convcts", "pixelcnn", "pixelcnn_pos"):
         assert _finite(s[f"heldout_loss_{m}_nats"]) and s[f"heldout_loss_{m}_nats"] > 0
         assert _finite(s[f"random_heldout_loss_{m}_nats"]) and s[f"random_heldout_loss_{m}_nats"] > 0
-    assert s["stream"] == "explorer" and s["verdict"].startswith("not testable at this profile: ")
+    assert s["stream"] == "explorer"
+    for m in ("cts", "pixelcnn"):
+        assert all(0 <= v <= 1 for v in _per_seed(s, f"sample_distance_{m}"))
+    assert "PixelCNN samples nearer real frames: " in s["verdict"]
     assert (tmp_path / "04_samples" / "fig4.png").stat().st_size > 1000
 
 
@@ -79,8 +105,12 @@ def test_05_pg_montezuma(notebook_runner):
     assert s["cts_negative_pg_fraction"] == 0  # CTS is learning-positive
     assert s["random_cts_negative_pg_fraction"] == 0
     # smoke is a plumbing check: never a verdict on the paper, but the numbers that would decide it
-    assert s["verdict"].startswith("not testable at this profile: ")
-    assert "PixelCNN vs CTS on the exploring stream: " in s["verdict"]
+    assert all(f"{claim}: " in s["verdict"] for claim in ("lower PG", "smoother", "sharper peaks"))
+    assert "PixelCNN vs CTS on the exploring stream" in s["verdict"]
+    for m in ("cts", "pixelcnn"):
+        _per_seed(s, f"{m}_mean_pg_nats")
+        _per_seed(s, f"{m}_pg_variability")
+        _per_seed(s, f"{m}_peak_quantile")
     assert s["stream"] == "explorer" and s["random_stream"] == "random"
     assert 0 <= s["pixelcnn_static_loss_share"] <= 1 and 0 <= s["cts_static_loss_share"] <= 1
 
@@ -90,5 +120,7 @@ def test_06_conv_cts_is_deterministic(notebook_runner, tmp_path):
     for m in ("cts", "convcts", "pixelcnn"):
         assert _finite(first[f"Freeway_{m}_heldout_loss_nats"]) and first[f"Freeway_{m}_heldout_loss_nats"] > 0
         assert _finite(first[f"Freeway_{m}_late_loss_nats"])
+        assert all(_finite(v) for v in _per_seed(first, f"Freeway_{m}_heldout_loss_nats"))
+    assert "Freeway ConvCTS < CTS: " in first["verdict"] and "density level only" in first["verdict"]
     second = notebook_runner("06_conv_cts.ipynb", output_dir=str(tmp_path / "again"))["summary"]
     assert second == first  # every model, the stream and the held-out set follow the seed

@@ -1,11 +1,12 @@
-"""Notebook 01's verdict compares learning curves (area, largest rise), on hand-made curves."""
+"""Notebook 01 compares learning curves (area, largest rise), on hand-made curves; its verdict over seeds
+is tested in test_density_verdicts.py and test_density_stats.py."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
 from pcnn_explore.experiments.online_training import (
-    compare_curves, curve_area, curve_verdict, largest_increase)
+    compare_curves, curve_area, largest_increase)
 
 STEPS = np.array([0, 10, 20, 40])
 
@@ -32,17 +33,12 @@ def test_same_end_point_different_curves_is_not_similar():
     assert c["area"]["online"] == pytest.approx(curve_area(STEPS, fast))
     assert c["area_spread"] == pytest.approx(curve_area(STEPS, slow) / curve_area(STEPS, fast) - 1)
     assert not c["similar"] and c["stable"] and c["ranking"] == ["online", "permutation"]
-    assert curve_verdict(c, "study").startswith("partly: ")
 
 
-def test_similar_stable_curves_agree_and_a_spike_makes_it_partly():
+def test_similar_stable_curves_and_a_spike():
     a, b = [100, 80, 60, 50], [101, 81, 61, 50]
     c = compare_curves({"online": (STEPS, a), "replacement": (STEPS, b)})
     assert c["similar"] and c["stable"]
-    assert curve_verdict(c, "study").startswith("agrees: ")
     spiky = compare_curves({"online": (STEPS, [100, 60, 75, 50]), "replacement": (STEPS, [100, 70, 60, 55])})
     assert spiky["increase"]["online"] == 15 and not spiky["stable"]  # 15 > 10% of its mean level (~67)
-    assert spiky["similar"] and curve_verdict(spiky, "study").startswith("partly: ")
-    worse = compare_curves({"online": (STEPS, [100, 60, 95, 90]), "replacement": (STEPS, [60, 40, 30, 20])})
-    assert curve_verdict(worse, "paper").startswith("differs: ")
-    assert curve_verdict(worse, "smoke").startswith("not testable at this profile: ")
+    assert spiky["similar"]

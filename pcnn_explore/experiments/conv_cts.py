@@ -10,6 +10,15 @@ uniform-random-policy stream; :mod:`pcnn_explore.experiments.location`) and mode
 the incoming-frame loss -log rho_n(x_n) (nats per frame) averaged over the last quarter of the
 stream; the held-out loss at the end on frames of an independent stream (seed + 1); and the PG
 statistics of the second half of the stream (mean, variability, peak-to-median).
+
+What the density level can decide: the ordering of the held-out losses the claim implies, per
+game's main stream, directionally: PixelCNN below CTS (there is an advantage to explain), ConvCTS
+below CTS (the convolution explains part of it) and ConvCTS above PixelCNN (not all of it), each
+over ``n_seeds`` independent runs, paired over seeds
+(:func:`pcnn_explore.experiments.density_verdicts.conv_cts`). What it cannot decide: the paper's
+evidence is the agents' scores (Fig. 14), and a lower held-out loss need not give a better
+exploration bonus, so whether the convolution explains part of the *agent's* advantage is left to
+the agent experiments.
 """
 from __future__ import annotations
 
@@ -17,15 +26,17 @@ import dataclasses
 from typing import ClassVar
 
 from pcnn_explore.density import make_density
+from pcnn_explore.experiments import density_verdicts as dv
 from pcnn_explore.experiments.density_stats import pg_summary, tail_mean
 from pcnn_explore.experiments.density_training import (
     MODEL_NAMES, DensityExperimentSettings, TrainTrace, check_models, check_positive_int, heldout_frames,
-    heldout_loss, train_stream)
+    heldout_loss, run_seeds, train_stream)
 from pcnn_explore.experiments.location import (
-    STREAM_POLICIES, check_policies, location_stats, smoke_verdict, static_positions, stream_policies_for)
+    STREAM_POLICIES, check_policies, location_stats, static_positions, stream_policies_for)
 from pcnn_explore.streams import check_game, load_stream
 
-__all__ = ["ConvCTSSettings", "ConvCTSResults", "run", "PAPER_CLAIM", "MODEL_NAMES", "PAPER", "summary", "verdict"]
+__all__ = ["ConvCTSSettings", "ConvCTSResults", "run", "run_all", "PAPER_CLAIM", "MODEL_NAMES", "PAPER", "CANNOT_DECIDE",
+           "claims", "summary", "verdict"]
 
 PAPER_CLAIM = "the convolutional structure explains part, but not all, of PixelCNN's advantage over CTS (App. C)"
 
@@ -44,7 +55,7 @@ class ConvCTSSettings(DensityExperimentSettings):
     policies: tuple[str, ...] = STREAM_POLICIES
 
     PRESETS: ClassVar[dict] = {
-        "smoke": dict(games=("Freeway",), n_frames=40, n_heldout=8, heldout_source=40),
+        "smoke": dict(games=("Freeway",), n_frames=40, n_heldout=8, heldout_source=40, n_seeds=2),
         "study": dict(n_frames=10_000),
         "paper": dict(games=("Freeway", "MontezumaRevenge", "Gravitar", "PrivateEye", "Venture"),
                       n_frames=100_000, n_heldout=1_000, heldout_source=20_000),
@@ -116,34 +127,43 @@ def run(settings: ConvCTSSettings) -> ConvCTSResults:
     return ConvCTSResults(settings=settings, traces=traces, table=table, rows=rows, static_fraction=static_fraction)
 
 
+def run_all(settings: ConvCTSSettings) -> list[ConvCTSResults]:
+    """:func:`run` once per seed of ``settings.seeds()``."""
+    return run_seeds(run, settings)
+
+
 PAPER = {
     "verdict": PAPER_CLAIM + " (agent-level evidence; the paper gives no density-level numbers)",
 }
 
-
-def _between(results: ConvCTSResults, row: str) -> bool:
-    t = results.table[row]
-    lo, hi = sorted((t["cts"]["heldout_loss"], t["pixelcnn"]["heldout_loss"]))
-    return lo <= t["convcts"]["heldout_loss"] <= hi
+#: what the density-level verdict cannot decide (see the module docstring)
+CANNOT_DECIDE = ("density level only: whether the convolution explains part of the agent's advantage "
+                 "(the paper's evidence, Fig. 14) is for the agent experiments")
 
 
-def verdict(results: ConvCTSResults) -> str:
-    """Density level: agrees when ConvCTS's held-out loss lies between CTS's and PixelCNN's on every
-    game's main stream, partly on some, differs on none."""
-    parts = [f"{row}: held-out loss {' < '.join(results.rank(row))}" for row in results.table]
-    detail = "; ".join(parts)
-    smoke = smoke_verdict(results.settings.profile, detail)
-    if smoke:
-        return smoke
-    main = results.main_rows()
-    if not {"cts", "convcts", "pixelcnn"} <= set(results.table[main[0]]):
-        return f"not testable at this profile: needs cts, convcts and pixelcnn ({detail})"
-    between = [row for row in main if _between(results, row)]
-    word = "agrees" if len(between) == len(main) else "partly" if between else "differs"
-    return f"{word}: ConvCTS between CTS and PixelCNN on {len(between)} of {len(main)} games; {detail}"
+def claims(runs: list[ConvCTSResults]) -> dict:
+    """The directional claims per game's main stream over the runs (:func:`density_verdicts.conv_cts`)."""
+    main = runs[0].main_rows()
+    held = {row: {m: [r.table[row][m]["heldout_loss"] for r in runs] for m in ("cts", "convcts", "pixelcnn")}
+            for row in main}
+    return dv.conv_cts(held, [r.settings.seed for r in runs])
 
 
-def summary(results: ConvCTSResults) -> dict:
+def verdict(runs: list[ConvCTSResults]) -> str:
+    """Density level, directional, over the runs (one per seed): held-out loss CTS > ConvCTS > PixelCNN on
+    every game's main stream (:func:`density_verdicts.conv_cts`)."""
+    first = runs[0]
+    ranks = "; ".join(f"{row}: {' < '.join(first.rank(row))}" for row in first.table)
+    main = first.main_rows()
+    if not {"cts", "convcts", "pixelcnn"} <= set(first.table[main[0]]):
+        return f"{dv.NOT_TESTABLE}: needs cts, convcts and pixelcnn (first seed's held-out loss {ranks})"
+    return dv.verdict_line(first.settings.profile, claims(runs), len(runs),
+                           note=f"{CANNOT_DECIDE}; first seed's held-out loss {ranks}")
+
+
+def summary(runs: list[ConvCTSResults]) -> dict:
+    """The first seed's run (the one plotted), the main streams' held-out losses per seed, the verdict."""
+    results = runs[0]
     out: dict = {}
     for row, entries in results.table.items():
         out[f"{row}_stream"] = results.rows[row][1]
@@ -155,5 +175,9 @@ def summary(results: ConvCTSResults) -> dict:
             out[f"{row}_{m}_mean_pg_nats"] = e["pg_mean"]
             out[f"{row}_{m}_static_loss_share"] = e["static_loss_share"]
             out[f"{row}_{m}_recency_gap_nats"] = e["recency_gap_nats"]
-    out["verdict"] = verdict(results)
+    out["seeds"] = [r.settings.seed for r in runs]
+    for row in results.main_rows():
+        for m in results.table[row]:
+            out[f"{row}_{m}_heldout_loss_nats_per_seed"] = [r.table[row][m]["heldout_loss"] for r in runs]
+    out["verdict"] = verdict(runs)
     return out

@@ -11,7 +11,7 @@ import numpy as np
 
 __all__ = ["as_trace", "pg_variability", "peak_to_median", "pg_summary", "trailing_median",
            "top_spikes", "near_episode_start", "spike_alignment", "SpikeAlignment",
-           "moving_average", "tail_mean"]
+           "moving_average", "tail_mean", "peak_quantile_ratio", "nearest_frame_distance"]
 
 
 def as_trace(x: object, name: str = "trace", min_length: int = 1) -> np.ndarray:
@@ -47,11 +47,24 @@ def peak_to_median(pg: object) -> float:
     return float(pg.max()) / median if median > 0 else float("nan")
 
 
-def pg_summary(pg: object) -> dict[str, float]:
-    """mean, median, variability, peak_to_median and negative_fraction (share of PG < 0) of a PG trace."""
+def peak_quantile_ratio(pg: object, q: float = 0.99) -> float:
+    """The ``q`` quantile of PG over its median: how far the highest steps stand out, robust to a
+    single outlier (the 0.99 quantile of 5K steps sits among the 50 highest). NaN when the median is
+    not positive."""
+    pg = as_trace(pg, "pg")
+    if not 0.5 < q < 1.0:
+        raise ValueError(f"q must be a high quantile in (0.5, 1), got {q}")
+    median = float(np.median(pg))
+    return float(np.quantile(pg, q)) / median if median > 0 else float("nan")
+
+
+def pg_summary(pg: object, q: float = 0.99) -> dict[str, float]:
+    """mean, median, variability, peak_to_median, peak_quantile (:func:`peak_quantile_ratio` at ``q``)
+    and negative_fraction (share of PG < 0) of a PG trace."""
     pg = as_trace(pg, "pg", min_length=2)
     return {"mean": float(pg.mean()), "median": float(np.median(pg)), "variability": pg_variability(pg),
-            "peak_to_median": peak_to_median(pg), "negative_fraction": float((pg < 0).mean())}
+            "peak_to_median": peak_to_median(pg), "peak_quantile": peak_quantile_ratio(pg, q),
+            "negative_fraction": float((pg < 0).mean())}
 
 
 def trailing_median(x: object, window: int) -> np.ndarray:
@@ -158,3 +171,20 @@ def tail_mean(x: object, last: int) -> float:
     if len(x) == 0:
         raise ValueError("tail_mean of an empty trace")
     return float(x[-last:].mean())
+
+
+def nearest_frame_distance(samples: object, frames: object, chunk: int = 2048) -> np.ndarray:
+    """(S,) for each sample of ``samples`` (S, H, W), the share of its pixels that differ from the
+    nearest frame of ``frames`` (N, H, W), both in grey levels: 0 when the sample is a real frame,
+    about 1 - 1/levels for noise. A stated measure of sample quality (lower: nearer real frames)."""
+    s, f = np.asarray(samples), np.asarray(frames)
+    if s.ndim != 3 or f.ndim != 3 or s.shape[1:] != f.shape[1:] or not len(s) or not len(f):
+        raise ValueError(f"samples (S, H, W) and frames (N, H, W) must share H, W and be non-empty, "
+                         f"got {s.shape} and {f.shape}")
+    flat_s, flat_f = s.reshape(len(s), -1), f.reshape(len(f), -1)
+    best = np.full(len(s), flat_s.shape[1], dtype=np.int64)
+    for i in range(0, len(flat_f), chunk):
+        block = flat_f[i:i + chunk]
+        diff = (flat_s[:, None, :] != block[None, :, :]).sum(axis=2)
+        best = np.minimum(best, diff.min(axis=1))
+    return best / flat_s.shape[1]

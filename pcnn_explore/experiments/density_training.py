@@ -21,12 +21,13 @@ import numpy as np
 
 from pcnn_explore.bonus import prediction_gain
 from pcnn_explore.density import DensityModel
+from pcnn_explore.experiments.density_verdicts import seed_list
 from pcnn_explore.profiles import ExperimentSettings, check_profile
 from pcnn_explore.streams import load_stream
 
 __all__ = ["TRAINING_ORDERS", "MODEL_NAMES", "check_models", "training_order", "heldout_loss", "heldout_frames",
            "TrainTrace", "train_stream",
-           "DensityExperimentSettings", "check_positive_int", "resolve_device", "format_value", "paper_rows"]
+           "DensityExperimentSettings", "run_seeds", "check_positive_int", "resolve_device", "format_value", "paper_rows"]
 
 TRAINING_ORDERS = ("online", "permutation", "replacement")
 #: the density models the experiments compare
@@ -154,15 +155,21 @@ class DensityExperimentSettings(ExperimentSettings):
     shuffling; cache_dir: where frame streams are cached (None: $PCNN_EXPLORE_CACHE or
     ~/.cache/pcnn-explore); progress: show tqdm bars while training; device: the torch device of
     PixelCNN ("auto": a CUDA GPU when there is one, else the CPU); sticky_actions: the streams'
-    repeat-action probability (None: see :meth:`stream_options`).
+    repeat-action probability (None: see :meth:`stream_options`); n_seeds: independent runs (a fresh
+    stream and model each) the verdict is decided over, with the seeds of :meth:`seeds`.
     """
 
     profile: str = "study"
     seed: int = 0
+    n_seeds: int = 3
     cache_dir: str | None = None
     progress: bool = False
     device: str = "auto"
     sticky_actions: float | None = None
+
+    def seeds(self) -> tuple[int, ...]:
+        """The runs' seeds: ``seed, seed + 2, ...`` (:func:`~pcnn_explore.experiments.density_verdicts.seed_list`)."""
+        return seed_list(self.seed, self.n_seeds)
 
     def stream_options(self, progress: bool | None = None, policy: str = "random") -> dict:
         """Keyword arguments of :func:`pcnn_explore.streams.load_stream` these settings ask for
@@ -185,6 +192,7 @@ class DensityExperimentSettings(ExperimentSettings):
         check_profile(self.profile)
         if isinstance(self.seed, bool) or not isinstance(self.seed, (int, np.integer)) or self.seed < 0:
             raise ValueError(f"setting seed must be a non-negative int, got {self.seed!r}")
+        check_positive_int("n_seeds", self.n_seeds)
         resolve_device(self.device)
         if self.sticky_actions is not None and not (isinstance(self.sticky_actions, (int, float))
                                                     and 0.0 <= self.sticky_actions <= 1.0):
@@ -197,6 +205,12 @@ class DensityExperimentSettings(ExperimentSettings):
 
         common = {"seed": self.seed, "device": resolve_device(self.device)}
         return {k: v for k, v in common.items() if k in density_spec(name).options}
+
+
+def run_seeds(run, settings: DensityExperimentSettings) -> list:
+    """``run(settings)`` once per seed of ``settings.seeds()``, in that order: one result per seed."""
+    settings.check()
+    return [run(dataclasses.replace(settings, seed=s)) for s in settings.seeds()]
 
 
 def resolve_device(device: str) -> str:
@@ -216,7 +230,10 @@ def resolve_device(device: str) -> str:
 
 
 def format_value(value: object) -> str:
-    """A figure for a paper-versus-run table: floats to 4 significant digits, NaN as 'n/a'."""
+    """A figure for a paper-versus-run table: floats to 4 significant digits, NaN as 'n/a'; a list
+    (one value per seed) as its values, comma-separated."""
+    if isinstance(value, (list, tuple)):
+        return ", ".join(format_value(v) for v in value)
     if isinstance(value, float):
         return "n/a" if not math.isfinite(value) else f"{value:.4g}"
     return str(value)

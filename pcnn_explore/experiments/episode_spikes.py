@@ -8,7 +8,10 @@ each frame is -log rho_n(x_n) in nats, measured just before training on it. Spik
 their height above the trailing median of the previous ``baseline`` frames, at least
 ``min_separation`` frames apart; we count how many of the k largest (k = the number of episode
 starts after the first ``baseline`` frames) lie within ``window`` frames after an episode start,
-and compare with chance (the share of frames that lie that close to a start).
+and compare with chance (the share of frames that lie that close to a start). The claim is decided
+over ``n_seeds`` independent runs (a fresh stream and PixelCNN each): the near-start share minus
+chance's share, paired over seeds, must exceed 0 at 95%
+(:func:`pcnn_explore.experiments.density_verdicts.episode_spikes`).
 """
 from __future__ import annotations
 
@@ -18,12 +21,13 @@ from typing import ClassVar
 import numpy as np
 
 from pcnn_explore.density import PixelCNNDensity
+from pcnn_explore.experiments import density_verdicts as dv
 from pcnn_explore.experiments.density_stats import SpikeAlignment, spike_alignment
 from pcnn_explore.experiments.density_training import (
-    DensityExperimentSettings, TrainTrace, check_positive_int, train_stream)
+    DensityExperimentSettings, TrainTrace, check_positive_int, run_seeds, train_stream)
 from pcnn_explore.streams import check_game, load_stream
 
-__all__ = ["EpisodeSpikesSettings", "EpisodeSpikesResults", "run", "PAPER_CLAIM", "PAPER", "summary", "verdict"]
+__all__ = ["EpisodeSpikesSettings", "EpisodeSpikesResults", "run", "run_all", "PAPER_CLAIM", "PAPER", "summary", "verdict"]
 
 PAPER_CLAIM = "loss spikes coincide with episode starts over the first 6K frames of Pong (Fig. 2 middle)"
 
@@ -43,7 +47,7 @@ class EpisodeSpikesSettings(DensityExperimentSettings):
     min_separation: int = 50
 
     PRESETS: ClassVar[dict] = {
-        "smoke": dict(n_frames=150, baseline=20, min_separation=10),
+        "smoke": dict(n_frames=150, baseline=20, min_separation=10, n_seeds=2),
         "study": dict(n_frames=6_000),
         "paper": dict(n_frames=6_000),
     }
@@ -93,18 +97,32 @@ PAPER = {
 }
 
 
-def verdict(results: EpisodeSpikesResults) -> str:
-    a = results.alignment
-    if not len(a.spikes):
-        return "no episode start after the first frames: this run is too short to test the claim"
-    hits = int(a.near_start.sum())
-    lined_up = a.fraction >= 0.5 and a.fraction >= 2 * a.chance
-    return (f"{'spikes line up with episode starts' if lined_up else 'spikes do not line up with episode starts'}: "
-            f"{hits} of the {len(a.spikes)} largest spikes lie within {results.settings.window} frames after a "
-            f"start (chance: {100 * a.chance:.1f}% of frames)")
+def run_all(settings: EpisodeSpikesSettings) -> list[EpisodeSpikesResults]:
+    """:func:`run` once per seed of ``settings.seeds()``."""
+    return run_seeds(run, settings)
 
 
-def summary(results: EpisodeSpikesResults) -> dict:
+def _count(r: EpisodeSpikesResults) -> str:
+    a = r.alignment
+    return f"seed {r.settings.seed}: {int(a.near_start.sum())} of {len(a.spikes)}, chance {100 * a.chance:.1f}%"
+
+
+def verdict(runs: list[EpisodeSpikesResults]) -> str:
+    """Over the runs (one per seed): near-start share of the largest spikes against chance's share
+    (:func:`density_verdicts.episode_spikes`); "too short" when no run has a spike to rank."""
+    window = runs[0].settings.window
+    if not any(len(r.alignment.spikes) for r in runs):
+        return (f"{dv.NOT_TESTABLE}: no episode start after the first frames of any seed; "
+                "this run is too short to test the claim")
+    claims = dv.episode_spikes([r.alignment.fraction for r in runs], [r.alignment.chance for r in runs],
+                               [r.settings.seed for r in runs])
+    note = (f"largest spikes within {window} frames after a start: " + "; ".join(_count(r) for r in runs))
+    return dv.verdict_line(runs[0].settings.profile, claims, len(runs), note=note)
+
+
+def summary(runs: list[EpisodeSpikesResults]) -> dict:
+    """The first seed's run (the one plotted) unprefixed, the per-seed shares, and the verdict."""
+    results = runs[0]
     a = results.alignment
     return {
         "n_episode_starts": int(results.episode_starts.sum()),
@@ -112,5 +130,8 @@ def summary(results: EpisodeSpikesResults) -> dict:
         "spikes_near_start_fraction": a.fraction,
         "chance_fraction": a.chance,
         "mean_loss_last_1000_nats": float(results.trace.loss[-1000:].mean()),
-        "verdict": verdict(results),
+        "seeds": [r.settings.seed for r in runs],
+        "spikes_near_start_fraction_per_seed": [r.alignment.fraction for r in runs],
+        "chance_fraction_per_seed": [r.alignment.chance for r in runs],
+        "verdict": verdict(runs),
     }

@@ -17,7 +17,11 @@ PixelCNN of the same initial weights. Two loss curves, in nats per frame:
 
 The paper compares learning curves, not end points, so the verdict compares the held-out curves
 (:func:`compare_curves`): their area (the mean held-out loss over training, trapezoidal in updates)
-and their largest rise between successive evaluations (instability).
+and their largest rise between successive evaluations (instability). It is decided over
+``n_seeds`` independent runs (a fresh stream, held-out set and PixelCNN per seed) with a stated
+equivalence margin (:func:`pcnn_explore.experiments.density_verdicts.training_orders`): for each
+other order, the relative area difference to online training, area_m / area_online - 1, and the
+difference of the largest rise's share of the area, each within +-10% at 95%.
 """
 from __future__ import annotations
 
@@ -27,12 +31,14 @@ from typing import ClassVar
 import numpy as np
 
 from pcnn_explore.density import PixelCNNDensity
+from pcnn_explore.experiments import density_verdicts as dv
 from pcnn_explore.experiments.density_training import (
-    TRAINING_ORDERS, DensityExperimentSettings, TrainTrace, check_positive_int, train_stream, training_order)
+    TRAINING_ORDERS, DensityExperimentSettings, TrainTrace, check_positive_int, run_seeds, train_stream,
+    training_order)
 from pcnn_explore.streams import check_game, load_stream
 
-__all__ = ["OnlineTrainingSettings", "OnlineTrainingResults", "run", "PAPER_CLAIM", "PAPER", "summary", "verdict",
-           "curve_area", "largest_increase", "compare_curves", "curve_verdict", "comparison"]
+__all__ = ["OnlineTrainingSettings", "OnlineTrainingResults", "run", "run_all", "PAPER_CLAIM", "PAPER", "summary",
+           "verdict", "curve_area", "largest_increase", "compare_curves", "comparison"]
 
 PAPER_CLAIM = "online, random-permutation and with-replacement training: qualitatively similar learning progress and stability (Fig. 2 left)"
 
@@ -53,7 +59,7 @@ class OnlineTrainingSettings(DensityExperimentSettings):
     eval_every: int = 1_000
 
     PRESETS: ClassVar[dict] = {
-        "smoke": dict(n_frames=90, switch_every=30, n_heldout=10, eval_every=20),
+        "smoke": dict(n_frames=90, switch_every=30, n_heldout=10, eval_every=20, n_seeds=2),
         "study": dict(n_frames=16_000, switch_every=4_000, n_heldout=128, eval_every=1_000),
         "paper": dict(n_frames=100_000, switch_every=4_000, n_heldout=1_000, eval_every=2_000),
     }
@@ -121,8 +127,13 @@ def run(settings: OnlineTrainingSettings) -> OnlineTrainingResults:
                                  heldout_index=heldout_index, phases=stream.phases)
 
 
+def run_all(settings: OnlineTrainingSettings) -> list[OnlineTrainingResults]:
+    """:func:`run` once per seed of ``settings.seeds()``."""
+    return run_seeds(run, settings)
+
+
 #: tolerance on the relative spread of the curves' areas (and of final losses) for "similar"
-SIMILAR_SPREAD = 0.10
+SIMILAR_SPREAD = dv.ORDER_MARGIN
 #: a curve is "stable" when its largest rise is at most this share of its area (mean level)
 STABLE_RISE = 0.10
 
@@ -156,18 +167,6 @@ def compare_curves(curves: dict) -> dict:
             "ranking": sorted(area, key=area.get)}
 
 
-def curve_verdict(comparison: dict, profile: str) -> str:
-    """agrees: similar areas and every curve stable; partly: one of the two; else differs."""
-    detail = (f"held-out curves' areas within {100 * comparison['area_spread']:.1f}% "
-              f"({' < '.join(comparison['ranking'])}); largest rises "
-              + ", ".join(f"{m} {v:.1f} nats" for m, v in comparison["increase"].items()))
-    if profile == "smoke":
-        return f"not testable at this profile: smoke runs check the plumbing only ({detail})"
-    word = ("agrees" if comparison["similar"] and comparison["stable"]
-            else "partly" if comparison["similar"] or comparison["stable"] else "differs")
-    return f"{word}: {detail}"
-
-
 PAPER = {
     "relative_spread": "small: 'qualitatively similar learning progress' (Fig. 2 left; no number given)",
     "heldout_area_spread": "small: similar learning curves (Fig. 2 left; no number given)",
@@ -180,18 +179,37 @@ def comparison(results: OnlineTrainingResults) -> dict:
     return compare_curves({m: (t.eval_steps, t.eval_loss) for m, t in results.traces.items()})
 
 
-def verdict(results: OnlineTrainingResults) -> str:
-    """The curves' verdict (:func:`curve_verdict`)."""
-    return curve_verdict(comparison(results), results.settings.profile)
+def claims(runs: list[OnlineTrainingResults]) -> dict:
+    """The claims decided over the runs (one per seed): see :func:`density_verdicts.training_orders`."""
+    cs = [comparison(r) for r in runs]
+    methods = list(cs[0]["area"])
+    if "online" not in methods or len(methods) < 2:
+        return {"orders": "not decided: online training and at least one other order must run"}
+    return dv.training_orders({m: [c["area"][m] for c in cs] for m in methods},
+                              {m: [c["increase"][m] for c in cs] for m in methods}, [r.settings.seed for r in runs])
 
 
-def summary(results: OnlineTrainingResults) -> dict:
-    """Key figures for metrics.json (losses in nats per frame)."""
+def verdict(runs: list[OnlineTrainingResults]) -> str:
+    """The verdict over the runs, one per seed (:func:`density_verdicts.verdict_line`)."""
+    return dv.verdict_line(runs[0].settings.profile, claims(runs), len(runs),
+                           note=f"margin +-{dv.ORDER_MARGIN:g}; first seed's areas ranked "
+                                + " < ".join(comparison(runs[0])["ranking"]))
+
+
+def summary(runs: list[OnlineTrainingResults]) -> dict:
+    """Key figures for metrics.json (losses in nats per frame): the first seed's run (the one plotted)
+    unprefixed, each order's area and largest rise per seed (``..._per_seed``), and the verdict."""
+    results = runs[0]
     c = comparison(results)
     out: dict = {f"final_heldout_loss_{m}_nats": v for m, v in results.final_heldout_loss().items()}
     out.update({f"worst_heldout_increase_{m}_nats": v for m, v in results.worst_increase().items()})
     out.update({f"heldout_area_{m}_nats": v for m, v in c["area"].items()})
     out["heldout_area_spread"] = c["area_spread"]
     out["relative_spread"] = results.relative_spread()
-    out["verdict"] = verdict(results)
+    out["seeds"] = [r.settings.seed for r in runs]
+    cs = [comparison(r) for r in runs]
+    for m in c["area"]:
+        out[f"heldout_area_{m}_nats_per_seed"] = [x["area"][m] for x in cs]
+        out[f"worst_heldout_increase_{m}_nats_per_seed"] = [x["increase"][m] for x in cs]
+    out["verdict"] = verdict(runs)
     return out

@@ -11,7 +11,14 @@ stream, an exploring one (the main verdict) and a uniform-random-policy one
 frame); the next ``n_steps`` frames give the PG traces, PG_n = log rho'_n(x) - log rho_n(x) in
 nats. Statistics per model (:mod:`pcnn_explore.experiments.density_stats`): mean PG; the
 step-to-step variability, median |PG_{t+1} - PG_t| / median PG; the peak-to-median ratio,
-max PG / median PG; the share of negative PGs (PixelCNN is not learning-positive).
+max PG / median PG; the peak measure of the verdict, the 0.99 quantile of PG / median PG (robust
+to a single maximum); the share of negative PGs (PixelCNN is not learning-positive).
+
+The verdict decides each of the paper's three claims on its own, PixelCNN against CTS on the main
+stream, over ``n_seeds`` independent runs (a fresh stream and models per seed), paired over seeds
+(:func:`pcnn_explore.experiments.density_verdicts.pg_claims`): lower mean PG; smoother (lower
+variability); sharper peaks (higher quantile-to-median ratio). The kit's position-biased PixelCNN is
+shown, never counted.
 """
 from __future__ import annotations
 
@@ -21,14 +28,15 @@ from typing import ClassVar
 import numpy as np
 
 from pcnn_explore.density import REGISTRY, make_density
+from pcnn_explore.experiments import density_verdicts as dv
 from pcnn_explore.experiments.density_stats import pg_summary
 from pcnn_explore.experiments.density_training import (
-    DensityExperimentSettings, TrainTrace, check_positive_int, heldout_frames, heldout_loss, train_stream)
+    DensityExperimentSettings, TrainTrace, check_positive_int, heldout_frames, heldout_loss, run_seeds, train_stream)
 from pcnn_explore.experiments.location import (
-    STREAM_POLICIES, check_policies, location_stats, policy_label, smoke_verdict, static_positions, stream_policies_for)
+    STREAM_POLICIES, check_policies, location_stats, policy_label, static_positions, stream_policies_for)
 from pcnn_explore.streams import check_game, load_stream
 
-__all__ = ["PgSettings", "PgResults", "run", "PAPER_CLAIM", "PAPER", "summary", "verdict", "checks"]
+__all__ = ["PgSettings", "PgResults", "run", "run_all", "PAPER_CLAIM", "PAPER", "summary", "verdict", "claims"]
 
 PAPER_CLAIM = "PixelCNN PG lower than CTS PG, smoother between successive states, sharper peaks at rare events (Fig. 9)"
 
@@ -48,7 +56,7 @@ class PgSettings(DensityExperimentSettings):
     n_heldout: int = 256
 
     PRESETS: ClassVar[dict] = {
-        "smoke": dict(n_steps=40, warmup=10, n_heldout=8),
+        "smoke": dict(n_steps=40, warmup=10, n_heldout=8, n_seeds=2),
         "study": dict(n_steps=5_000, warmup=2_000, n_heldout=256),
         "paper": dict(n_steps=5_000, warmup=2_000, n_heldout=1_000),
     }
@@ -108,7 +116,7 @@ def run(settings: PgSettings) -> PgResults:
             trace = train_stream(model, stream.frames, progress=settings.progress, desc=f"{policy} {name}")
             out["traces"][policy][name] = trace
             out["pg"][policy][name] = trace.pg[window]
-            out["stats"][policy][name] = pg_summary(trace.pg[window])
+            out["stats"][policy][name] = pg_summary(trace.pg[window], dv.PEAK_QUANTILE)
             out["location"][policy][name] = location_stats(model, trace, static, eval_frames,
                                                            heldout_loss(model, eval_frames))
         out["episode_starts"][policy] = stream.episode_starts[window]
@@ -117,52 +125,40 @@ def run(settings: PgSettings) -> PgResults:
     return PgResults(settings=settings, steps=np.arange(n)[window], **out)
 
 
+def run_all(settings: PgSettings) -> list[PgResults]:
+    """:func:`run` once per seed of ``settings.seeds()``."""
+    return run_seeds(run, settings)
+
+
 PAPER = {
     "pixelcnn_mean_pg_nats": "lower than CTS",
     "pixelcnn_pg_variability": "lower than CTS (smoother)",
-    "pixelcnn_peak_to_median": "higher than CTS (sharper peaks at rare events)",
+    "pixelcnn_peak_quantile": "higher than CTS (sharper peaks at rare events)",
     "verdict": PAPER_CLAIM,
 }
 
 
-def checks(results: PgResults, a: str = "pixelcnn", b: str = "cts", policy: str | None = None) -> dict[str, bool]:
-    """The paper's three claims for model ``a`` against ``b`` on ``policy``'s stream (default: the
-    main one): lower mean PG, smoother (lower variability), sharper peaks (higher peak-to-median)."""
-    stats = results.stats[policy or results.policies[0]]
-    sa, sb = stats[a], stats[b]
-    return {"lower": sa["mean"] < sb["mean"], "smoother": sa["variability"] < sb["variability"],
-            "sharper_peaks": sa["peak_to_median"] > sb["peak_to_median"]}
+def claims(runs: list[PgResults], a: str = "pixelcnn", b: str = "cts") -> dict:
+    """The three claims of ``a`` against ``b`` on the main stream over the runs (one per seed)."""
+    main = runs[0].policies[0]
+    return dv.pg_claims({m: [r.stats[main][m] for r in runs] for m in (a, b)}, [r.settings.seed for r in runs], a, b)
 
 
-_WORDS = {"lower": "lower mean PG", "smoother": "smoother", "sharper_peaks": "sharper peaks"}
+def verdict(runs: list[PgResults]) -> str:
+    """Each claim decided on its own over the runs (:func:`density_verdicts.pg_claims`), PixelCNN
+    against CTS on the main stream; the word combines them (:func:`density_verdicts.verdict_line`)."""
+    main = runs[0].policies[0]
+    if not {"pixelcnn", "cts"} <= set(runs[0].stats[main]):
+        return f"{dv.NOT_TESTABLE}: needs both cts and pixelcnn in models"
+    return dv.verdict_line(runs[0].settings.profile, claims(runs), len(runs),
+                           note=f"PixelCNN vs CTS on the {policy_label(main)}; peaks: quantile "
+                                f"{dv.PEAK_QUANTILE:g} of PG over its median")
 
 
-def _claims(c: dict[str, bool]) -> str:
-    held = [w for k, w in _WORDS.items() if c[k]]
-    failed = [w for k, w in _WORDS.items() if not c[k]]
-    return (f"{len(held)} of 3 claims hold" + (f" ({', '.join(held)})" if held else "")
-            + (f"; not: {', '.join(failed)}" if failed else ""))
-
-
-def verdict(results: PgResults) -> str:
-    """On the main stream: agrees when all three claims hold for PixelCNN against CTS; partly when
-    the first two (lower, smoother) do not both fail; else differs."""
-    main = results.policies[0]
-    if not {"pixelcnn", "cts"} <= set(results.stats[main]):
-        return "not testable at this profile: needs both cts and pixelcnn in models"
-    c = checks(results)
-    detail = f"PixelCNN vs CTS on the {policy_label(main)}: {_claims(c)}"
-    if "pixelcnn_pos" in results.stats[main]:
-        detail += f"; position-biased PixelCNN vs CTS: {_claims(checks(results, 'pixelcnn_pos'))}"
-    smoke = smoke_verdict(results.settings.profile, detail)
-    if smoke:
-        return smoke
-    word = "agrees" if all(c.values()) else "partly" if (c["lower"] or c["smoother"]) else "differs"
-    return f"{word}: {detail}"
-
-
-def summary(results: PgResults) -> dict:
-    """Keys of the main stream unprefixed, the others prefixed by their policy (``random_...``)."""
+def summary(runs: list[PgResults]) -> dict:
+    """The first seed's run (the one plotted): keys of the main stream unprefixed, the others prefixed
+    by their policy (``random_...``); each claim's quantity per seed on the main stream; the verdict."""
+    results = runs[0]
     out: dict = {}
     for i, policy in enumerate(results.policies):
         p = "" if i == 0 else f"{policy.split(':')[0]}_"
@@ -174,8 +170,14 @@ def summary(results: PgResults) -> dict:
             out[f"{p}{m}_mean_pg_nats"] = s["mean"]
             out[f"{p}{m}_pg_variability"] = s["variability"]
             out[f"{p}{m}_peak_to_median"] = s["peak_to_median"]
+            out[f"{p}{m}_peak_quantile"] = s["peak_quantile"]
             out[f"{p}{m}_negative_pg_fraction"] = s["negative_fraction"]
             out[f"{p}{m}_static_loss_share"] = results.location[policy][m]["static_loss_share"]
             out[f"{p}{m}_recency_gap_nats"] = results.location[policy][m]["recency_gap_nats"]
-    out["verdict"] = verdict(results)
+    out["seeds"] = [r.settings.seed for r in runs]
+    main = results.policies[0]
+    for m in results.stats[main]:
+        for key, name in (("mean", "mean_pg_nats"), ("variability", "pg_variability"), ("peak_quantile", "peak_quantile")):
+            out[f"{m}_{name}_per_seed"] = [r.stats[main][m][key] for r in runs]
+    out["verdict"] = verdict(runs)
     return out

@@ -38,11 +38,14 @@ def plot_counts_vs_real(results) -> Figure:
     ax_tab.set(xlabel="real count N_n(x) of the incoming frame", ylabel="pseudo-count", title="Empirical model")
     ax_tab.legend()
     for name, r in results.repeats.items():
-        ax_rep.plot(r.real_count, np.clip(r.pseudo_count, 1e-8, None), "o-", ms=3, color=colour(name), label=label(name))
+        ax_rep.plot(r.real_count, np.clip(r.pseudo_count, 1e-8, None), "o-", ms=3, color=colour(name),
+                    label=f"{label(name)}: model's pseudo-count 1/(e^PG - 1)")
+        ax_rep.plot(r.real_count, np.clip(r.scaled_pseudo_count, 1e-8, None), "s--", ms=3, color=colour(name),
+                    alpha=0.7, label=f"{label(name)}: agent's, 1/(e^(c n^-1/2 PG+) - 1)")
     top = len(next(iter(results.repeats.values())).real_count) if results.repeats else 1
     ax_rep.plot([1, top], [1, top], "k--", lw=0.8, label="pseudo-count = real count")
     ax_rep.set(yscale="log", xlabel="real visits of the repeated frame so far", ylabel="pseudo-count at the visit", title="One frame, shown again and again")
-    ax_rep.legend()
+    ax_rep.legend(fontsize="small")
     return fig
 
 

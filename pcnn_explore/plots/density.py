@@ -155,7 +155,8 @@ def plot_pg_traces(results, policy: str | None = None):
         ax.set_ylim(lo * 0.8, hi * 1.25)
         ax.set_ylabel("PG (nats)")
         ax.set_title(f"{label(m)}: mean {stats['mean']:.3g} nats, variability {stats['variability']:.2f}, "
-                     f"peak/median {stats['peak_to_median']:.1f}, PG <= 0 on {100 * stats['negative_fraction']:.0f}%",
+                     f"q0.99/median {stats.get('peak_quantile', float('nan')):.1f} (max/median "
+                     f"{stats['peak_to_median']:.1f}), PG <= 0 on {100 * stats['negative_fraction']:.0f}%",
                      fontsize=9, loc="left")
         ax.grid(alpha=0.3)
     axes[-1, 0].set_xlabel(f"training step ({results.settings.game}, {policy_label(policy)})")

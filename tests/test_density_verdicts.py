@@ -1,0 +1,181 @@
+"""The density notebooks' verdict rules (00-06, 11) on hand-made per-seed numbers.
+
+Intervals by hand: over 3 seeds the 95% t interval of a mean is mean -+ t(0.975, 2) s / sqrt(3),
+t(0.975, 2) = 4.302653, so the half-width is 2.484138 s (s the sample standard deviation).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from pcnn_explore.experiments import density_stats as ds
+from pcnn_explore.experiments import density_verdicts as dv
+from pcnn_explore.report_index import verdict_word
+
+SEEDS = [0, 2, 4]
+HALF = 4.302652729911275 / math.sqrt(3)  # half-width per unit of standard deviation, 3 seeds
+
+
+def test_overall_word_combines_the_claims():
+    assert dv.overall_word(["agrees", "agrees"]) == "agrees"
+    assert dv.overall_word(["agrees", "inconclusive", "differs"]) == "partly"
+    assert dv.overall_word(["differs", "inconclusive"]) == "differs"
+    assert dv.overall_word(["inconclusive", "inconclusive"]) == "inconclusive"
+    with pytest.raises(ValueError, match="one or more"):
+        dv.overall_word([])
+    with pytest.raises(ValueError, match="one or more"):
+        dv.overall_word(["agrees", "mostly"])
+
+
+def test_seed_list_keeps_held_out_streams_apart():
+    assert dv.seed_list(0, 3) == (0, 2, 4) and dv.seed_list(5, 1) == (5,)
+    with pytest.raises(ValueError, match="n_seeds"):
+        dv.seed_list(0, 0)
+    with pytest.raises(ValueError, match="seed"):
+        dv.seed_list(-1, 3)
+
+
+def test_verdict_line_starts_with_a_word_the_report_reads():
+    agree = dv.episode_spikes([0.8, 0.7, 0.9], [0.05] * 3, SEEDS)
+    line = dv.verdict_line("study", agree, 3, note="n")
+    assert line.startswith("agrees over 3 seeds: spikes at episode starts: agrees: ") and line.endswith(" (n)")
+    assert verdict_word({"profile": "study", "summary": {"verdict": line}}) == "agrees"
+    smoke = dv.verdict_line("smoke", agree, 3)
+    assert smoke.startswith("not testable at this profile: smoke runs check the plumbing only (")
+    few = dv.verdict_line("study", agree, 2)
+    assert few.startswith("not testable at this profile: 2 seed(s), a claim needs 3 (")
+    assert verdict_word({"profile": "study", "summary": {"verdict": few}}) == "not testable at this profile"
+    undecided = dv.verdict_line("paper", {"x": "not decided: no spikes"}, 3)
+    assert undecided == "inconclusive over 3 seeds: x: not decided: no spikes"
+    assert verdict_word({"profile": "paper", "summary": {"verdict": undecided}}) == "inconclusive"
+
+
+def test_pseudo_counts_slope_below_a_real_count():
+    c = dv.pseudo_counts([0.1, 0.05, 0.15], SEEDS)["PixelCNN count grows slower than the real count"]
+    assert c.word == "agrees" and c.interval == pytest.approx((-0.9 - HALF * 0.05, -0.9 + HALF * 0.05))
+    assert dv.pseudo_counts([0.5, 1.5, 1.0], SEEDS)["PixelCNN count grows slower than the real count"].word == "inconclusive"
+    assert dv.pseudo_counts([1.2, 1.3, 1.25], SEEDS)["PixelCNN count grows slower than the real count"].word == "differs"
+
+
+def test_training_orders_equivalence_margin():
+    area = {"online": [100.0, 100.0, 100.0], "permutation": [101.0, 99.0, 100.5], "replacement": [105.0, 95.0, 115.0]}
+    rise = {m: [2.0, 2.0, 2.0] for m in area}
+    c = dv.training_orders(area, rise, SEEDS)
+    assert list(c) == ["permutation progress", "permutation stability", "replacement progress", "replacement stability"]
+    # permutation: relative areas .01, -.01, .005: mean .0016667, s .0104083 -> [-.02419, .02752] inside +-.1
+    p = c["permutation progress"]
+    assert p.word == "agrees" and p.estimate == pytest.approx(0.01 / 6)
+    assert p.interval == pytest.approx((0.01 / 6 - HALF * 0.0104083, 0.01 / 6 + HALF * 0.0104083), abs=1e-6)
+    assert c["permutation stability"].word == "agrees"  # rise shares .0198 .. .0202 against .02
+    # replacement: .05, -.05, .15: mean .05, s .1 -> [-.198, .298] straddles the margin
+    r = c["replacement progress"]
+    assert r.word == "inconclusive" and r.interval == pytest.approx((0.05 - HALF * 0.1, 0.05 + HALF * 0.1))
+    area["replacement"] = [130.0, 131.0, 129.0]  # .30, .31, .29: [.2752, .3248], wholly above the margin
+    assert dv.training_orders(area, rise, SEEDS)["replacement progress"].word == "differs"
+    rise["replacement"] = [20.0, 20.0, 20.0]  # a curve that jumps by 15% of its level: stability differs
+    assert dv.training_orders(area, rise, SEEDS)["replacement stability"].word == "differs"
+    with pytest.raises(ValueError, match="online"):
+        dv.training_orders({"permutation": [1.0] * 3}, {"permutation": [0.0] * 3}, SEEDS)
+
+
+def test_episode_spikes_against_chance():
+    c = dv.episode_spikes([0.8, 0.7, 0.9], [0.05] * 3, SEEDS)["spikes at episode starts"]
+    assert c.word == "agrees" and c.interval == pytest.approx((0.75 - HALF * 0.1, 0.75 + HALF * 0.1))
+    # differences .1, .5, 0: mean .2, s .26458 -> [-.457, .857]: one lucky seed does not decide it
+    assert dv.episode_spikes([0.2, 0.6, 0.1], [0.1] * 3, SEEDS)["spikes at episode starts"].word == "inconclusive"
+    assert dv.episode_spikes([0.0, 0.01, 0.0], [0.1, 0.1, 0.1], SEEDS)["spikes at episode starts"].word == "differs"
+    nan = dv.episode_spikes([0.8, float("nan"), 0.9], [0.05] * 3, SEEDS)["spikes at episode starts"]
+    assert nan == "not decided: 2 of 3 seeds give a finite value, an interval needs all and at least 2"
+
+
+def _grid(c, s, i):
+    return {("constant", 1e-4): c[0], ("constant", 1e-3): c[1], ("constant", 1e-2): c[2],
+            ("inverse_sqrt", 0.1): s[0], ("inverse_sqrt", 1.0): s[1], ("inverse", 1.0): i[0], ("inverse", 10.0): i[1]}
+
+
+def test_lr_schedules_named_rates_worst_and_robustness():
+    runs = [_grid((120, 100, 110), (105, 140), (200, float("nan"))), _grid((121, 101, 111), (104, 150), (210, 300)),
+            _grid((119, 99, 112), (106, 145), (190, 250))]
+    c = dv.lr_schedules(runs, SEEDS)
+    assert list(c) == ["named rates best", "n^-1 worst", "constant more robust than inverse_sqrt",
+                       "constant more robust than inverse"]
+    # best named 100, 101, 99 against the best other run 110, 111, 112: -10, -10, -13 -> mean -11, s sqrt(3)
+    named = c["named rates best"]
+    assert named.word == "agrees" and named.interval == pytest.approx((-11 - HALF * math.sqrt(3), -11 + HALF * math.sqrt(3)))
+    # n^-1's best 200, 210, 190 against max(constant's, n^-1/2's best) 105, 104, 106: 95, 106, 84
+    assert c["n^-1 worst"].word == "agrees" and c["n^-1 worst"].estimate == pytest.approx(95.0)
+    # spreads: constant 20, 20, 20; n^-1/2 35, 46, 39 -> -15, -26, -19: agrees
+    assert c["constant more robust than inverse_sqrt"].word == "agrees"
+    assert c["constant more robust than inverse_sqrt"].estimate == pytest.approx(-20.0)
+    # n^-1: the diverged run counts as a uniform model's loss, spread 3468.1 on seed 0 only: inconclusive
+    assert dv.DIVERGED_LOSS == pytest.approx(1764 * math.log(8))
+    rob = c["constant more robust than inverse"]
+    assert rob.word == "inconclusive" and rob.values_b[0] == pytest.approx(dv.DIVERGED_LOSS - 200)
+    assert dv.overall_word([v.word for v in c.values()]) == "partly"
+    # one rate per schedule (the smoke grid): no spread to compare
+    smoke = dv.lr_schedules([{("constant", 1e-3): 1.0, ("inverse_sqrt", 0.1): 2.0, ("inverse", 1.0): 3.0}] * 2, [0, 2])
+    assert list(smoke) == ["named rates best", "n^-1 worst"]
+
+
+def test_samples_distance_rule():
+    c = dv.samples({"pixelcnn": [0.2, 0.25, 0.22], "cts": [0.6, 0.65, 0.61], "pixelcnn_pos": [0.0] * 3}, SEEDS)
+    assert list(c) == ["PixelCNN samples nearer real frames"] and c["PixelCNN samples nearer real frames"].word == "agrees"
+    worse = dv.samples({"pixelcnn": [0.7, 0.72, 0.71], "cts": [0.6, 0.65, 0.61], "pixelcnn_pos": [0.0] * 3}, SEEDS)
+    assert worse["PixelCNN samples nearer real frames"].word == "differs"  # the kit's model never rescues it
+
+
+def test_pg_claims_each_decided_on_its_own():
+    pix = [{"mean": 1.0, "variability": 0.5, "peak_quantile": 3.0}, {"mean": 1.1, "variability": 0.6, "peak_quantile": 3.2},
+           {"mean": 0.9, "variability": 0.4, "peak_quantile": 2.8}]
+    cts = [{"mean": 2.0, "variability": 0.45, "peak_quantile": 5.0}, {"mean": 2.1, "variability": 0.7, "peak_quantile": 5.1},
+           {"mean": 1.9, "variability": 0.5, "peak_quantile": 4.9}]
+    c = dv.pg_claims({"pixelcnn": pix, "cts": cts}, SEEDS)
+    assert c["lower PG"].word == "agrees" and c["lower PG"].interval == pytest.approx((-1.0, -1.0))
+    assert c["smoother"].word == "inconclusive"  # .05, -.1, -.1
+    assert c["sharper peaks"].word == "differs" and c["sharper peaks"].estimate == pytest.approx(-2.0)
+    assert dv.verdict_line("study", c, 3).startswith("partly over 3 seeds: lower PG: agrees: ")
+
+
+def test_conv_cts_is_directional():
+    # ConvCTS between the two, but PixelCNN worse than CTS: the old symmetric rule said "agrees"
+    wrong_way = {"Freeway": {"cts": [100.0, 101.0, 99.0], "convcts": [110.0, 112.0, 109.0], "pixelcnn": [120.0, 122.0, 121.0]}}
+    c = dv.conv_cts(wrong_way, SEEDS)
+    assert [v.word for v in c.values()] == ["differs", "differs", "differs"]
+    assert dv.verdict_line("study", c, 3).startswith("differs over 3 seeds: Freeway PixelCNN < CTS: differs: ")
+    right = {"Freeway": {"cts": [120.0, 122.0, 121.0], "convcts": [110.0, 112.0, 109.0], "pixelcnn": [100.0, 101.0, 99.0]},
+             "MontezumaRevenge": {"cts": [50.0, 60.0, 40.0], "convcts": [45.0, 61.0, 41.0], "pixelcnn": [30.0, 31.0, 29.0]}}
+    c = dv.conv_cts(right, SEEDS)
+    assert all(c[f"Freeway {k}"].word == "agrees" for k in ("PixelCNN < CTS", "ConvCTS < CTS", "ConvCTS > PixelCNN"))
+    assert c["MontezumaRevenge ConvCTS < CTS"].word == "inconclusive"  # -5, 1, 1
+    assert dv.verdict_line("study", c, 3).startswith("partly over 3 seeds: ")
+
+
+def test_qualitative_verdict_of_one_episode():
+    assert dv.qualitative("study", {"a": True, "b": True}, "d").startswith("agrees: qualitative, one recorded episode")
+    assert dv.qualitative("study", {"a": True, "b": False}, "d") == (
+        "partly: qualitative, one recorded episode, no interval: a holds; not: b (d)")
+    assert dv.qualitative("study", {"a": False}, "d").startswith("differs: ")
+    assert dv.qualitative("smoke", {"a": True}, "d").startswith("not testable at this profile: ")
+    with pytest.raises(ValueError, match="at least one condition"):
+        dv.qualitative("study", {}, "d")
+
+
+def test_peak_quantile_ratio_ignores_a_single_maximum():
+    pg = [1.0] * 99 + [100.0]
+    assert ds.peak_to_median(pg) == 100.0
+    assert ds.peak_quantile_ratio(pg, 0.99) == pytest.approx(1.99)  # 1 + 0.01 * 99 between the two top values
+    assert math.isnan(ds.peak_quantile_ratio([0.0, 0.0, 1.0]))
+    with pytest.raises(ValueError, match="high quantile"):
+        ds.peak_quantile_ratio(pg, 0.3)
+    assert ds.pg_summary([2, -1, 3, 2, 4], q=0.75)["peak_quantile"] == pytest.approx(3.0 / 2.0)
+
+
+def test_nearest_frame_distance_by_hand():
+    frames = np.array([[[0, 0], [0, 0]], [[1, 1], [1, 0]]], np.uint8)
+    samples = np.array([[[1, 1], [0, 0]], [[0, 0], [0, 0]]], np.uint8)
+    # the first sample differs from frame 0 in 2 pixels, from frame 1 in 1; the second is frame 0
+    assert ds.nearest_frame_distance(samples, frames, chunk=1).tolist() == [0.25, 0.0]
+    with pytest.raises(ValueError, match="share H, W"):
+        ds.nearest_frame_distance(samples, np.zeros((3, 2, 3), np.uint8))
