@@ -123,6 +123,13 @@ def test_a_kit_finding_never_counts_as_agreement_with_the_paper():
     # no paper claim decided (one seed): kit findings that hold still give no verdict on the paper
     one = {"dqn": {10: _row(1, 0)}, "cts_mmc": {10: _row(1, 1)}}
     assert exp.summary("study", one, rooms, located)["verdict"] == "not testable at this profile"
+    # metrics.json as the report index reads it: the verdict word is the paper claim's, not the kit's
+    from pcnn_explore.report_index import verdict_word
+
+    m = exp.metrics(exp.ExplorationSettings(), table, rooms, located, s)
+    assert verdict_word(m) == "inconclusive" and m["paper"] == exp.PAPER
+    assert [f["kind"] for f in m["summary"]["findings"]] == ["paper", "kit", "kit"]
+    assert m["summary"]["goals"]["location"] == {"kind": "kit", "holds": True}
     # goals without a kind are refused, so nothing unlabelled can count
     with pytest.raises(ValueError, match="kind must be one of"):
         exp.verdict("study", {"location": {"holds": True}})

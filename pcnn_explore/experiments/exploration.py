@@ -39,7 +39,7 @@ __all__ = ["ExplorationSettings", "DeepSeaRun", "label", "deep_sea_specs", "room
            "read_deep_sea_run", "coverage_curve", "random_walk_frames", "pseudo_count_maps", "CountMaps",
            "success_table", "deep_sea_lines", "coverage_table", "map_cells", "deep_sea_goal", "coverage_goal",
            "location_goal", "verdict", "findings", "summary", "metrics", "settings_text", "run_cost_line",
-           "SUCCESS_RETURN", "GOAL_N", "KINDS"]
+           "SUCCESS_RETURN", "GOAL_N", "KINDS", "PAPER"]
 
 #: an episode whose return exceeds this paid DeepSea's +1 (its return is 1 - k 0.01/N; any other is <= 0)
 SUCCESS_RETURN = 0.5
@@ -260,6 +260,9 @@ def coverage_table(rooms: dict[str, Any]) -> dict[str, dict[str, float]]:
 BONUS_AGENTS = ("cts_mmc", "pixelcnn_pos_mmc")  # the goal: these reach DeepSea's +1 in every seed
 BASELINES = ("dqn", "dqn_mmc")  # ... and these in none
 GOAL_N = 20  # ... on DeepSea-N with N >= GOAL_N (the issue's goal)
+#: the paper's claim that notebook 12 decides (metrics.json's ``paper``, shown by the report index)
+PAPER = {"verdict": "the pseudo-count bonus (with MMC) makes DQN explore: it reaches a sparse reward that "
+                    "epsilon-greedy DQN does not (hard exploration games); notebook 12's other findings are the kit's own"}
 #: what a finding is about: "paper" (a claim of the paper, decided into a verdict word) or "kit" (the
 #: kit's own question, answered "holds" / "does not hold"; never counted as agreement with the paper)
 KINDS = ("paper", "kit")
@@ -434,7 +437,7 @@ def metrics(settings: ExplorationSettings, table: dict, rooms: dict, maps: "Coun
                                                  "distinct_cells", "reachable_cells")}
                 for n, row in rows.items()} for v, rows in table.items()}
     return {"profile": settings.profile, "seeds": list(settings.seeds), "settings": settings.to_dict(),
-            "deep_sea": deep, "coverage": coverage_table(rooms), "count_maps": maps.summary(),
+            "deep_sea": deep, "coverage": coverage_table(rooms), "count_maps": maps.summary(), "paper": dict(PAPER),
             "summary": {"verdict": summ["verdict"], "lines": summ["lines"], "findings": summ["findings"],
                         "goals": {k: {kk: vv for kk, vv in g.items() if kk != "summary"}
                                   for k, g in summ["goals"].items()}}}
