@@ -262,7 +262,8 @@ BASELINES = ("dqn", "dqn_mmc")  # ... and these in none
 GOAL_N = 20  # ... on DeepSea-N with N >= GOAL_N (the issue's goal)
 #: the paper's claim that notebook 12 decides (metrics.json's ``paper``, shown by the report index)
 PAPER = {"verdict": "the pseudo-count bonus (with MMC) makes DQN explore: it reaches a sparse reward that "
-                    "epsilon-greedy DQN does not (hard exploration games); notebook 12's other findings are the kit's own"}
+                    "epsilon-greedy DQN does not (hard exploration games); notebook 12's other findings are "
+                    "the kit's own"}
 #: what a finding is about: "paper" (a claim of the paper, decided into a verdict word) or "kit" (the
 #: kit's own question, answered "holds" / "does not hold"; never counted as agreement with the paper)
 KINDS = ("paper", "kit")
@@ -284,9 +285,9 @@ def deep_sea_goal(table: dict[str, dict[int, dict[str, Any]]]) -> dict[str, Any]
 
     Decided over seeds (:func:`pcnn_explore.verdicts.difference_verdict`, paired: every variant ran
     the same seeds) per N and bonus agent of ``BONUS_AGENTS``: the late +1 episodes per seed of the
-    bonus agent minus DQN's. ``seed_tests``: {N: {variant: {"word", "interval" [low, high], "sentence"}}}; ``word``: those words combined
-    over every N run (None: nothing decided, e.g. fewer than 2 seeds or no DQN run). Also the issue's strict goal,
-    ``holds`` (bool or None: no N >= GOAL_N run): DQN-CTS and DQN-PixelCNN with the position bias
+    bonus agent minus DQN's. ``seed_tests``: {N: {variant: {"word", "interval" [low, high], "sentence"}}};
+    ``word``: those words combined over every N run (None: nothing decided, e.g. fewer than 2 seeds or
+    no DQN run). Also the issue's strict goal (a kit target), ``holds`` (bool or None: no N >= GOAL_N run): DQN-CTS and DQN-PixelCNN with the position bias
     reach the goal late in every seed, DQN and DQN + MMC in none; ``detail``: {N: {variant: "k of n
     seeds"}}; ``largest_separated``: the largest N (any size) where that holds (None: no such N)."""
     from pcnn_explore.verdicts import difference_verdict
@@ -416,7 +417,8 @@ def settings_text(settings: ExplorationSettings, variant: str = "cts_mmc") -> st
     from pcnn_explore.run.config import TrainConfig
 
     env = deep_sea_id(settings.deep_sea_sizes[0])
-    cfg = TrainConfig.preset(settings.profile, env=env, **variant_overrides(variant), **dict(settings.deep_sea_overrides))
+    cfg = TrainConfig.preset(settings.profile, env=env, **variant_overrides(variant),
+                             **dict(settings.deep_sea_overrides))
     return (f"{label(variant)} on {env} ({settings.profile} profile): network {auto_network(env, cfg.network)}, "
             f"epsilon {cfg.epsilon_start:g} -> {cfg.epsilon_end:g} over {cfg.epsilon_decay_steps:,} steps, a gradient "
             f"step every {cfg.train_every} agent steps (batch {cfg.batch_size}, lr {cfg.lr:g}), target network every "
