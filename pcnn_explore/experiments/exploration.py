@@ -287,9 +287,10 @@ def deep_sea_goal(table: dict[str, dict[int, dict[str, Any]]]) -> dict[str, Any]
     the same seeds) per N and bonus agent of ``BONUS_AGENTS``: the late +1 episodes per seed of the
     bonus agent minus DQN's. ``seed_tests``: {N: {variant: {"word", "interval" [low, high], "sentence"}}};
     ``word``: those words combined over every N run (None: nothing decided, e.g. fewer than 2 seeds or
-    no DQN run). Also the issue's strict goal (a kit target), ``holds`` (bool or None: no N >= GOAL_N run): DQN-CTS and DQN-PixelCNN with the position bias
-    reach the goal late in every seed, DQN and DQN + MMC in none; ``detail``: {N: {variant: "k of n
-    seeds"}}; ``largest_separated``: the largest N (any size) where that holds (None: no such N)."""
+    no DQN run). Also the issue's strict goal (a kit target), ``holds`` (bool or None: no N >= GOAL_N
+    run): DQN-CTS and DQN-PixelCNN with the position bias reach the goal late in every seed, DQN and
+    DQN + MMC in none; ``detail``: {N: {variant: "k of n seeds"}}; ``largest_separated``: the largest
+    N (any size) where that holds (None: no such N)."""
     from pcnn_explore.verdicts import difference_verdict
 
     sizes = sorted({n for rows in table.values() for n in rows})
