@@ -84,7 +84,13 @@ def test_deep_sea_paper_claim_decided_over_seeds_by_hand():
     # [1, 0, 2] - [0, 0, 0]: mean 1, sd 1, half width 4.302653 / sqrt(3) = 2.484138 -> holds 0: inconclusive
     pos = g["seed_tests"][10]["pixelcnn_pos_mmc"]
     assert pos["word"] == "inconclusive" and pos["interval"] == pytest.approx([1 - 2.484138, 1 + 2.484138], abs=1e-5)
-    assert g["word"] == "partly"
+    assert g["word"] == "partly" and g["hard"] == [10]
+    # a size DQN solves too is reported but does not decide the claim (no difference is expected there)
+    table["dqn"][6] = _row(3, 3, late=[9, 9, 9])
+    table["cts_mmc"][6] = _row(3, 3, late=[9, 9, 9])
+    g6 = exp.deep_sea_goal(table)
+    assert g6["hard"] == [10] and g6["seed_tests"][6]["cts_mmc"]["word"] == "inconclusive" and g6["word"] == "partly"
+    del table["cts_mmc"][6], table["dqn"][6]
     table["pixelcnn_pos_mmc"][10] = _row(3, 0, late=[0, 0, 0])  # no difference at all: inconclusive
     table["cts_mmc"][10] = _row(3, 0, late=[0, 0, 0])
     assert exp.deep_sea_goal(table)["word"] == "inconclusive"
