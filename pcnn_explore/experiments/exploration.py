@@ -290,8 +290,8 @@ def deep_sea_goal(table: dict[str, dict[int, dict[str, Any]]]) -> dict[str, Any]
     (the claim is about tasks epsilon-greedy does not solve; None: no such N decided, e.g. fewer than 2
     seeds, no DQN run, or DQN solves every size run). Also the issue's strict goal (a kit target),
     ``holds`` (bool or None: no N >= GOAL_N run): DQN-CTS and DQN-PixelCNN with the position bias
-    reach the goal late in every seed, DQN and DQN + MMC in none; ``detail``: {N: {variant: "k of n seeds"}}; ``largest_separated``: the largest
-    N (any size) where that holds (None: no such N)."""
+    reach the goal late in every seed, DQN and DQN + MMC in none; ``detail``: {N: {variant: "k of n
+    seeds"}}; ``largest_separated``: the largest N (any size) where that holds (None: no such N)."""
     from pcnn_explore.verdicts import difference_verdict
 
     sizes = sorted({n for rows in table.values() for n in rows})
