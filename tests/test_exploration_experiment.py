@@ -67,6 +67,7 @@ def test_deep_sea_goal_and_verdict_on_hand_made_tables():
     assert exp.verdict("study", {"a": paper("agrees"), "b": paper("inconclusive")}) == "partly"
     assert exp.verdict("study", {"a": paper("differs"), "b": paper("inconclusive")}) == "differs"
     assert exp.verdict("study", {"a": paper("inconclusive")}) == "inconclusive"
+    assert exp.verdict("study", {"a": paper("partly")}) == "partly"  # a goal that partly agrees stays partly
     assert exp.verdict("study", {"a": paper(None)}) == "not testable at this profile"
     assert exp.verdict("smoke", {"a": paper("agrees")}) == "not testable at this profile"
 
