@@ -41,8 +41,10 @@ def test_coverage_curve_steps_between_episode_ends(tmp_path):
     np.testing.assert_array_equal(exp.coverage_curve(log, grid), [0, 15, 15, 20, 20, 31, np.nan])
 
 
-def _row(seeds, reached, cells=(10,), reachable=20):
-    return {"seeds": seeds, "reached_late": reached, "late_successes": [], "first_success_steps": [],
+def _row(seeds, reached, cells=(10,), reachable=20, late=None):
+    """A success_table row; ``late``: late +1 episodes per seed (default: 5 for each seed that reached late)."""
+    late = list(late) if late is not None else [5] * reached + [0] * (seeds - reached)
+    return {"seeds": seeds, "reached_late": reached, "late_successes": late, "first_success_steps": [],
             "distinct_cells": list(cells), "reachable_cells": reachable}
 
 
@@ -58,11 +60,88 @@ def test_deep_sea_goal_and_verdict_on_hand_made_tables():
     assert exp.deep_sea_goal(table)["holds"] is True and exp.deep_sea_goal(table)["largest_separated"] == 20
     small = {v: {10: rows[10]} for v, rows in table.items()}
     assert exp.deep_sea_goal(small)["holds"] is None  # no N >= 20 was run
-    assert exp.verdict("study", {"a": {"holds": True}, "b": {"holds": None}}) == "agrees"
-    assert exp.verdict("study", {"a": {"holds": True}, "b": {"holds": False}}) == "partly"
-    assert exp.verdict("study", {"a": {"holds": False}}) == "differs"
-    assert exp.verdict("study", {"a": {"holds": None}}) == "not testable at this profile"
-    assert exp.verdict("smoke", {"a": {"holds": True}}) == "not testable at this profile"
+    # the verdict: the words of the paper's goals combined; kit goals never enter it
+    def paper(word):
+        return {"kind": "paper", "word": word}
+    assert exp.verdict("study", {"a": paper("agrees"), "b": paper(None)}) == "agrees"
+    assert exp.verdict("study", {"a": paper("agrees"), "b": paper("inconclusive")}) == "partly"
+    assert exp.verdict("study", {"a": paper("differs"), "b": paper("inconclusive")}) == "differs"
+    assert exp.verdict("study", {"a": paper("inconclusive")}) == "inconclusive"
+    assert exp.verdict("study", {"a": paper("partly")}) == "partly"  # a goal that partly agrees stays partly
+    assert exp.verdict("study", {"a": paper(None)}) == "not testable at this profile"
+    assert exp.verdict("smoke", {"a": paper("agrees")}) == "not testable at this profile"
+
+
+def test_deep_sea_paper_claim_decided_over_seeds_by_hand():
+    # DQN-CTS late +1 episodes per seed [5, 7, 9] against DQN's [0, 0, 0]: paired differences mean 7,
+    # sd 2; t(0.975, 2) = 4.302653, half width 4.302653 * 2 / sqrt(3) = 4.968276 -> [2.0317, 11.9683]: agrees
+    table = {"dqn": {10: _row(3, 0, late=[0, 0, 0])}, "cts_mmc": {10: _row(3, 3, late=[5, 7, 9])},
+             "pixelcnn_pos_mmc": {10: _row(3, 2, late=[1, 0, 2])}}
+    g = exp.deep_sea_goal(table)
+    assert g["kind"] == "paper" and g["holds"] is None  # the issue's strict goal needs N >= 20
+    cts = g["seed_tests"][10]["cts_mmc"]
+    assert cts["word"] == "agrees" and cts["sentence"].startswith("agrees: ")
+    assert cts["interval"] == pytest.approx([7 - 4.968276, 7 + 4.968276], abs=1e-5)
+    # [1, 0, 2] - [0, 0, 0]: mean 1, sd 1, half width 4.302653 / sqrt(3) = 2.484138 -> holds 0: inconclusive
+    pos = g["seed_tests"][10]["pixelcnn_pos_mmc"]
+    assert pos["word"] == "inconclusive" and pos["interval"] == pytest.approx([1 - 2.484138, 1 + 2.484138], abs=1e-5)
+    assert g["word"] == "partly" and g["hard"] == [10]
+    # a size DQN solves too is reported but does not decide the claim (no difference is expected there)
+    table["dqn"][6] = _row(3, 3, late=[9, 9, 9])
+    table["cts_mmc"][6] = _row(3, 3, late=[9, 9, 9])
+    g6 = exp.deep_sea_goal(table)
+    assert g6["hard"] == [10] and g6["seed_tests"][6]["cts_mmc"]["word"] == "inconclusive" and g6["word"] == "partly"
+    del table["cts_mmc"][6], table["dqn"][6]
+    table["pixelcnn_pos_mmc"][10] = _row(3, 0, late=[0, 0, 0])  # no difference at all: inconclusive
+    table["cts_mmc"][10] = _row(3, 0, late=[0, 0, 0])
+    assert exp.deep_sea_goal(table)["word"] == "inconclusive"
+    one_seed = {"dqn": {10: _row(1, 0)}, "cts_mmc": {10: _row(1, 1)}}
+    assert exp.deep_sea_goal(one_seed)["word"] is None and exp.deep_sea_goal(one_seed)["seed_tests"] == {}
+
+
+class _Maps:
+    """Stands in for CountMaps: location_goal reads only ``summary()``."""
+
+    def __init__(self, summ):
+        self.summ = summ
+
+    def summary(self):
+        return self.summ
+
+
+def test_a_kit_finding_never_counts_as_agreement_with_the_paper():
+    from pcnn_explore.verdicts import VERDICTS
+
+    # every kit question holds; the paper's claim shows no difference from DQN on the seeds
+    located = _Maps({"pixelcnn": {"row_spread_nats": 0.05, "spearman_log_rho_vs_visits": 0.07},
+                     "cts": {"row_spread_nats": 3.0, "spearman_log_rho_vs_visits": 1.0},
+                     "pixelcnn_pos": {"row_spread_nats": 2.0, "spearman_log_rho_vs_visits": 0.97}})
+    rooms = {"steps": np.array([10]), "cells": {"dqn": np.array([[10], [10]]),
+                                               "cts_mmc_intrinsic": np.array([[40], [40]])}}
+    table = {"dqn": {10: _row(3, 0, late=[0, 0, 0])}, "cts_mmc": {10: _row(3, 0, late=[0, 0, 0])}}
+    s = exp.summary("study", table, rooms, located)
+    kinds = {f["name"]: (f["kind"], f["answer"]) for f in s["findings"]}
+    assert kinds == {"deep_sea": ("paper", "inconclusive"), "coverage": ("kit", "holds"),
+                     "location": ("kit", "holds")}
+    assert s["verdict"] == "inconclusive"  # not "agrees", though both kit findings hold
+    assert all(f["answer"] not in VERDICTS for f in s["findings"] if f["kind"] == "kit")
+    assert [line.split(":")[0] for line in s["lines"] if not line.startswith("  ")] == [
+        "paper", "kit (the issue's goal, not the paper's claim)", "kit", "kit"]
+    # no paper claim decided (one seed): kit findings that hold still give no verdict on the paper
+    one = {"dqn": {10: _row(1, 0)}, "cts_mmc": {10: _row(1, 1)}}
+    assert exp.summary("study", one, rooms, located)["verdict"] == "not testable at this profile"
+    # metrics.json as the report index reads it: the verdict word is the paper claim's, not the kit's
+    from pcnn_explore.report_index import verdict_word
+
+    m = exp.metrics(exp.ExplorationSettings(), table, rooms, located, s)
+    assert verdict_word(m) == "inconclusive" and m["paper"] == exp.PAPER
+    assert [f["kind"] for f in m["summary"]["findings"]] == ["paper", "kit", "kit"]
+    assert m["summary"]["goals"]["location"] == {"kind": "kit", "holds": True}
+    # goals without a kind are refused, so nothing unlabelled can count
+    with pytest.raises(ValueError, match="kind must be one of"):
+        exp.verdict("study", {"location": {"holds": True}})
+    with pytest.raises(ValueError, match="kind must be one of"):
+        exp.findings("study", {"location": {"kind": "paper?", "holds": True}})
 
 
 def test_coverage_goal_compares_final_means():

@@ -3,6 +3,7 @@ metrics that its runs' own logs confirm, recomputed here by hand."""
 from __future__ import annotations
 
 import csv
+import json
 from pathlib import Path
 
 import pytest
@@ -51,3 +52,21 @@ def test_notebook_12_smoke(notebook_runner, tmp_path):
     assert s["goals"]["deep_sea"]["holds"] is None  # no N >= 20 in smoke
     assert any("does not hold" in line or "holds" in line or "not run" in line for line in s["lines"])
     assert (tmp_path / Path(NAME).stem / "count_maps.png").is_file()
+    # each finding says what it is about; the kit's questions never make the verdict on the paper
+    assert {f["name"]: f["kind"] for f in s["findings"]} == {"deep_sea": "paper", "coverage": "kit",
+                                                              "location": "kit"}
+    assert {g: s["goals"][g]["kind"] for g in s["goals"]} == {"deep_sea": "paper", "coverage": "kit",
+                                                               "location": "kit"}
+    for f in s["findings"]:
+        if f["kind"] == "paper":  # one seed decides nothing
+            assert f["answer"] == "not testable at this profile" and s["goals"]["deep_sea"]["seed_tests"] == {}
+        else:
+            assert f["answer"] in ("holds", "does not hold", "not run at this profile")
+    assert s["lines"][0].startswith("paper: ") and all(
+        line.startswith(("paper", "kit", "  ")) for line in s["lines"])
+    # the settings and the cost of the DeepSea runs are printed from the run, not written by hand
+    cells = json.loads((tmp_path / NAME).read_text())["cells"]
+    printed = "".join(o.get("text", "") if isinstance(o.get("text"), str) else "".join(o.get("text", []))
+                      for c in cells if c["cell_type"] == "code" for o in c.get("outputs", []))
+    assert "DQN-CTS on DeepSea-5-v0 (smoke profile): network mlp" in printed
+    assert "3 DeepSea runs, 600 agent steps in all; this cell took" in printed  # 3 variants x 40 episodes x 5

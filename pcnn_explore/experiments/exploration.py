@@ -38,8 +38,8 @@ from pcnn_explore.profiles import ExperimentSettings, check_profile
 __all__ = ["ExplorationSettings", "DeepSeaRun", "label", "deep_sea_specs", "room_specs", "run_deep_sea", "run_rooms",
            "read_deep_sea_run", "coverage_curve", "random_walk_frames", "pseudo_count_maps", "CountMaps",
            "success_table", "deep_sea_lines", "coverage_table", "map_cells", "deep_sea_goal", "coverage_goal",
-           "location_goal", "verdict", "summary", "metrics",
-           "SUCCESS_RETURN", "GOAL_N"]
+           "location_goal", "verdict", "findings", "summary", "metrics", "settings_text", "run_cost_line",
+           "SUCCESS_RETURN", "GOAL_N", "KINDS", "PAPER"]
 
 #: an episode whose return exceeds this paid DeepSea's +1 (its return is 1 - k 0.01/N; any other is <= 0)
 SUCCESS_RETURN = 0.5
@@ -260,14 +260,40 @@ def coverage_table(rooms: dict[str, Any]) -> dict[str, dict[str, float]]:
 BONUS_AGENTS = ("cts_mmc", "pixelcnn_pos_mmc")  # the goal: these reach DeepSea's +1 in every seed
 BASELINES = ("dqn", "dqn_mmc")  # ... and these in none
 GOAL_N = 20  # ... on DeepSea-N with N >= GOAL_N (the issue's goal)
+#: the paper's claim that notebook 12 decides (metrics.json's ``paper``, shown by the report index)
+PAPER = {"verdict": "the pseudo-count bonus (with MMC) makes DQN explore: it reaches a sparse reward that "
+                    "epsilon-greedy DQN does not (hard exploration games); notebook 12's other findings are "
+                    "the kit's own"}
+#: what a finding is about: "paper" (a claim of the paper, decided into a verdict word) or "kit" (the
+#: kit's own question, answered "holds" / "does not hold"; never counted as agreement with the paper)
+KINDS = ("paper", "kit")
+
+
+def _combine(words: list[str]) -> str | None:
+    """One verdict word for several decided words (None: nothing decided): every one agrees -> agrees,
+    some agree or partly agree -> partly, none agrees but one differs -> differs, else inconclusive."""
+    if not words:
+        return None
+    if all(w == "agrees" for w in words):
+        return "agrees"
+    return "partly" if {"agrees", "partly"} & set(words) else "differs" if "differs" in words else "inconclusive"
 
 
 def deep_sea_goal(table: dict[str, dict[int, dict[str, Any]]]) -> dict[str, Any]:
-    """The issue's DeepSea goal, per N >= GOAL_N that was run: DQN-CTS and DQN-PixelCNN with the
-    position bias reach the goal late in training in every seed, DQN and DQN + MMC in none.
-    ``{"sizes": [...], "holds": bool or None (None: no N >= GOAL_N was run), "detail": {N: {variant:
-    "k of n seeds"}}}``; and ``largest_separated``: the largest N (any size) where every bonus agent
-    run reaches the goal in every seed and every baseline run in none (None: no such N)."""
+    """The paper's claim on DeepSea (kind "paper"): the pseudo-count bonus makes DQN reach a reward
+    that epsilon-greedy DQN does not.
+
+    Decided over seeds (:func:`pcnn_explore.verdicts.difference_verdict`, paired: every variant ran
+    the same seeds) per N and bonus agent of ``BONUS_AGENTS``: the late +1 episodes per seed of the
+    bonus agent minus DQN's. ``seed_tests``: {N: {variant: {"word", "interval" [low, high], "sentence"}}};
+    ``word``: those words combined over the sizes ``hard`` where DQN reached the goal late in no seed
+    (the claim is about tasks epsilon-greedy does not solve; None: no such N decided, e.g. fewer than 2
+    seeds, no DQN run, or DQN solves every size run). Also the issue's strict goal (a kit target),
+    ``holds`` (bool or None: no N >= GOAL_N run): DQN-CTS and DQN-PixelCNN with the position bias
+    reach the goal late in every seed, DQN and DQN + MMC in none; ``detail``: {N: {variant: "k of n
+    seeds"}}; ``largest_separated``: the largest N (any size) where that holds (None: no such N)."""
+    from pcnn_explore.verdicts import difference_verdict
+
     sizes = sorted({n for rows in table.values() for n in rows})
     big = [n for n in sizes if n >= GOAL_N]
     detail = {n: {v: f"{table[v][n]['reached_late']} of {table[v][n]['seeds']} seeds"
@@ -279,67 +305,135 @@ def deep_sea_goal(table: dict[str, dict[int, dict[str, Any]]]) -> dict[str, Any]
         return bool(bonus) and bool(base) and all(r["reached_late"] == r["seeds"] for r in bonus) \
             and all(r["reached_late"] == 0 for r in base)
 
+    tests: dict[int, dict[str, Any]] = {}
+    for n in sizes:
+        base = table.get("dqn", {}).get(n)
+        for v in BONUS_AGENTS:
+            row = table.get(v, {}).get(n)
+            if base is None or row is None or row["seeds"] < 2 or row["seeds"] != base["seeds"]:
+                continue
+            seeds = list(range(row["seeds"]))  # the same seeds, in the same order, for every variant
+            tests.setdefault(n, {})[v] = difference_verdict(
+                row["late_successes"], base["late_successes"], "greater", seeds_a=seeds, seeds_b=seeds,
+                claim=f"late +1 episodes per seed, {label(v)} - DQN")
     ok = [n for n in sizes if separated(n)]
-    return {"sizes": big, "holds": (all(separated(n) for n in big) if big else None), "detail": detail,
-            "largest_separated": max(ok) if ok else None}
+    hard = [n for n in sizes if "dqn" in table and n in table["dqn"] and table["dqn"][n]["reached_late"] == 0]
+    return {"kind": "paper", "sizes": big, "holds": (all(separated(n) for n in big) if big else None),
+            "detail": detail, "largest_separated": max(ok) if ok else None,
+            "seed_tests": {n: {v: {"word": t.word, "interval": list(t.interval), "sentence": t.sentence}
+                             for v, t in row.items()} for n, row in tests.items()},
+            "hard": hard, "word": _combine([t.word for n in hard for t in tests.get(n, {}).values()])}
 
 
 def coverage_goal(rooms: dict[str, Any], baseline: str = "dqn", factor: float = 2.0) -> dict[str, Any]:
-    """The issue's coverage goal: every intrinsic-only variant's mean distinct cells at the end is at
-    least ``factor`` times the baseline's. ``{"ratios": {variant: ratio}, "holds": bool or None}``."""
+    """The kit's question (kind "kit") on the egocentric task: every intrinsic-only variant's mean
+    distinct cells at the end is at least ``factor`` times the baseline's.
+    ``{"kind": "kit", "ratios": {variant: ratio}, "holds": bool or None}``."""
     final = coverage_table(rooms)
     if baseline not in final:
-        return {"ratios": {}, "holds": None}
+        return {"kind": "kit", "ratios": {}, "holds": None}
     base = final[baseline]["final_cells_mean"]
     ratios = {v: (f["final_cells_mean"] / base if base > 0 else float("inf"))
               for v, f in final.items() if v.endswith("_intrinsic")}
-    return {"ratios": ratios, "holds": (all(r >= factor for r in ratios.values()) if ratios else None)}
+    return {"kind": "kit", "ratios": ratios, "holds": (all(r >= factor for r in ratios.values()) if ratios else None)}
 
 
 def location_goal(maps: "CountMaps", paper: str = "pixelcnn", located: tuple[str, ...] = ("cts", "pixelcnn_pos"),
                   min_spearman: float = 0.5, max_spread: float = 0.5) -> dict[str, Any]:
-    """The paper's PixelCNN cannot tell the cells of a row apart (log rho spreads less than
-    ``max_spread`` nats over a row, mean over rows) while the located models rank cells by their
-    visits (Spearman >= ``min_spearman``). ``{"holds": bool or None, "summary": CountMaps.summary()}``."""
+    """The kit's question (kind "kit"; the paper does not discuss it): the paper's PixelCNN cannot tell
+    the cells of a row apart (log rho spreads less than ``max_spread`` nats over a row, mean over rows)
+    while the located models rank cells by their visits (Spearman >= ``min_spearman``).
+    ``{"kind": "kit", "holds": bool or None, "summary": CountMaps.summary()}``."""
     summ = maps.summary()
     if paper not in summ or not any(m in summ for m in located):
-        return {"holds": None, "summary": summ}
+        return {"kind": "kit", "holds": None, "summary": summ}
     holds = summ[paper]["row_spread_nats"] < max_spread and all(
         summ[m]["spearman_log_rho_vs_visits"] >= min_spearman for m in located if m in summ)
-    return {"holds": bool(holds), "summary": summ}
+    return {"kind": "kit", "holds": bool(holds), "summary": summ}
+
+
+def _check_kinds(goals: dict[str, dict[str, Any]]) -> None:
+    for name, g in goals.items():
+        if g.get("kind") not in KINDS:
+            raise ValueError(f"goal {name!r}: kind must be one of {KINDS}, got {g.get('kind')!r}")
 
 
 def verdict(profile: str, goals: dict[str, dict[str, Any]]) -> str:
-    """agrees (every goal that could be tested holds), partly (some), differs (none), or
-    "not testable at this profile" (smoke, or no goal testable)."""
-    tested = [g["holds"] for g in goals.values() if g.get("holds") is not None]
-    if profile == "smoke" or not tested:
-        return "not testable at this profile"
-    return "agrees" if all(tested) else "partly" if any(tested) else "differs"
+    """The notebook's verdict on the paper, from the goals of kind "paper" alone (their ``word``s
+    combined: agrees, partly, differs or inconclusive); "not testable at this profile" for smoke or
+    when no paper goal was decided. Goals of kind "kit" never enter it. Every goal needs a kind."""
+    _check_kinds(goals)
+    word = _combine([g["word"] for g in goals.values() if g["kind"] == "paper" and g.get("word") is not None])
+    return "not testable at this profile" if profile == "smoke" or word is None else word
+
+
+def _status(h: bool | None) -> str:
+    return "not run at this profile" if h is None else ("holds" if h else "does not hold")
+
+
+def findings(profile: str, goals: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """One entry per goal: ``{"name", "kind", "answer"}``; a paper goal's answer is its verdict word
+    (smoke or undecided: "not testable at this profile"), a kit goal's "holds", "does not hold" or
+    "not run at this profile" (never a verdict word on the paper)."""
+    _check_kinds(goals)
+    out = []
+    for name, g in goals.items():
+        if g["kind"] == "paper":
+            answer = "not testable at this profile" if profile == "smoke" or g.get("word") is None else g["word"]
+        else:
+            answer = _status(g.get("holds"))
+        out.append({"name": name, "kind": g["kind"], "answer": answer})
+    return out
 
 
 def summary(profile: str, table: dict, rooms: dict, maps: "CountMaps") -> dict[str, Any]:
-    """The goals of notebook 12 with the numbers that decide them, one line each, and the verdict."""
+    """The findings of notebook 12 with the numbers that decide them, one line each; the verdict
+    (on the paper's claim only); ``findings``: name, kind ("paper" or "kit") and answer of each."""
     goals = {"deep_sea": deep_sea_goal(table), "coverage": coverage_goal(rooms), "location": location_goal(maps)}
     d, c, loc = goals["deep_sea"], goals["coverage"], goals["location"]["summary"]
-
-    def status(h):
-        return "not run at this profile" if h is None else ("holds" if h else "does not hold")
-
-    lines = [f"DeepSea, N >= {GOAL_N}: DQN-CTS and DQN-PixelCNN (position bias) reach the goal late in every seed, "
-             f"DQN and DQN + MMC in none: {status(d['holds'])}"]
+    found = {f["name"]: f["answer"] for f in findings(profile, goals)}
+    lines = [f"paper: the bonus makes DQN reach DeepSea's +1 where DQN does not, decided over seeds at each N "
+             f"where DQN reached it late in no seed ({d['hard']}): {found['deep_sea']}"]
+    for n, row in d["seed_tests"].items():
+        lines += [f"  N = {n}: {t['sentence']}" for t in row.values()]
+    lines.append(f"kit (the issue's goal, not the paper's claim): at N >= {GOAL_N} DQN-CTS and DQN-PixelCNN "
+                 f"(position bias) reach the goal late in every seed, DQN and DQN + MMC in none: {_status(d['holds'])}")
     for n, row in d["detail"].items():
         lines.append(f"  N = {n}: " + ", ".join(f"{label(v)} {t}" for v, t in row.items()))
     lines.append(f"  largest N where the bonus agents reach it in every seed and the baselines in none: "
                  f"{d['largest_separated']}")
-    lines.append("egocentric task: intrinsic-only agents visit >= 2x the distinct cells of DQN: "
-                 f"{status(c['holds'])} (ratios " + ", ".join(f"{label(v)} {r:.2f}" for v, r in c["ratios"].items())
+    lines.append("kit: on the egocentric task intrinsic-only agents visit >= 2x the distinct cells of DQN: "
+                 f"{found['coverage']} (ratios " + ", ".join(f"{label(v)} {r:.2f}" for v, r in c["ratios"].items())
                  + ")")
-    lines.append("location: the paper's PixelCNN gives every cell of a row the same probability while CTS and the "
-                 f"position-biased PixelCNN rank cells by visits: {status(goals['location']['holds'])} ("
+    lines.append("kit: the paper's PixelCNN gives every cell of a row the same probability while CTS and the "
+                 f"position-biased PixelCNN rank cells by visits: {found['location']} ("
                  + "; ".join(f"{m}: spread {v['row_spread_nats']:.2f} nats, Spearman "
                              f"{v['spearman_log_rho_vs_visits']:.2f}" for m, v in loc.items()) + ")")
-    return {"verdict": verdict(profile, goals), "goals": goals, "lines": lines}
+    return {"verdict": verdict(profile, goals), "goals": goals, "lines": lines, "findings": findings(profile, goals)}
+
+
+def settings_text(settings: ExplorationSettings, variant: str = "cts_mmc") -> str:
+    """One sentence: the training settings of ``variant``'s DeepSea runs as they resolve for this
+    profile (``TrainConfig.preset``: preset < DeepSea's env_defaults < the notebook's overrides)."""
+    from pcnn_explore.envs import auto_network
+    from pcnn_explore.experiments.agent_variants import variant_overrides
+    from pcnn_explore.run.config import TrainConfig
+
+    env = deep_sea_id(settings.deep_sea_sizes[0])
+    cfg = TrainConfig.preset(settings.profile, env=env, **variant_overrides(variant),
+                             **dict(settings.deep_sea_overrides))
+    return (f"{label(variant)} on {env} ({settings.profile} profile): network {auto_network(env, cfg.network)}, "
+            f"epsilon {cfg.epsilon_start:g} -> {cfg.epsilon_end:g} over {cfg.epsilon_decay_steps:,} steps, a gradient "
+            f"step every {cfg.train_every} agent steps (batch {cfg.batch_size}, lr {cfg.lr:g}), target network every "
+            f"{cfg.target_update_every:,} steps, PG scale c = {cfg.pg_scale:g} ({cfg.pg_schedule}), MMC beta "
+            f"{cfg.mmc_beta:g}, the density model scores {cfg.scored_frame}.")
+
+
+def run_cost_line(runs: list[DeepSeaRun], seconds: float) -> str:
+    """One sentence: how many DeepSea runs and agent steps this call covered, and its wall time
+    (``seconds``); finished runs are read back, not rerun, so only a first call pays for them."""
+    return (f"{len(runs)} DeepSea runs, {sum(r.steps for r in runs):,} agent steps in all; "
+            f"this cell took {seconds / 60:.1f} min (runs already finished under output_dir are read back).")
 
 
 def metrics(settings: ExplorationSettings, table: dict, rooms: dict, maps: "CountMaps", summ: dict) -> dict[str, Any]:
@@ -348,7 +442,7 @@ def metrics(settings: ExplorationSettings, table: dict, rooms: dict, maps: "Coun
                                                  "distinct_cells", "reachable_cells")}
                 for n, row in rows.items()} for v, rows in table.items()}
     return {"profile": settings.profile, "seeds": list(settings.seeds), "settings": settings.to_dict(),
-            "deep_sea": deep, "coverage": coverage_table(rooms), "count_maps": maps.summary(),
-            "summary": {"verdict": summ["verdict"], "lines": summ["lines"],
+            "deep_sea": deep, "coverage": coverage_table(rooms), "count_maps": maps.summary(), "paper": dict(PAPER),
+            "summary": {"verdict": summ["verdict"], "lines": summ["lines"], "findings": summ["findings"],
                         "goals": {k: {kk: vv for kk, vv in g.items() if kk != "summary"}
                                   for k, g in summ["goals"].items()}}}
