@@ -11,20 +11,9 @@ import torch
 from pcnn_explore.agents.reactor import TRACE_FIELDS, ReactorAgent
 from pcnn_explore.agents.retrace import reward_trace_products
 from pcnn_explore.agents.sequence_replay import SequenceBatch
+from test_reactor import _constant_agent  # all weights 0: pi = (1/4, 3/4), Q = (1, 2)
 
 torch.set_num_threads(1)
-
-
-def _constant_agent() -> ReactorAgent:
-    """All weights 0: pi = (1/4, 3/4) and Q = (1, 2) in every state."""
-    agent = ReactorAgent((1, 1, 3), 2, network="small", hidden=4, lstm_size=4, gamma=0.5)
-    with torch.no_grad():
-        for net in (agent.net, agent.target):
-            for p in net.parameters():
-                p.zero_()
-            net.policy.bias.copy_(torch.log(torch.tensor([0.25, 0.75])))
-            net.q.bias.copy_(torch.tensor([1.0, 2.0]))
-    return agent
 
 
 def _hand_batch() -> SequenceBatch:

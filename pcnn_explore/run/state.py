@@ -80,14 +80,15 @@ def read_log(out_dir: str | os.PathLike) -> dict[str, np.ndarray]:
     return out
 
 
-def truncate_log(path: Path, last_step: int) -> None:
-    """Keep the header and the rows with step <= last_step (rewritten atomically); a fresh header if absent."""
+def truncate_log(path: Path, last_step: int, columns: tuple[str, ...] = LOG_COLUMNS) -> None:
+    """Keep the header and the rows with step <= last_step (rewritten atomically); a fresh header if
+    absent. ``columns``: the CSV's header (log.csv's by default; traces.csv gives its own)."""
     rows = []
     if path.exists():
         with open(path, newline="") as f:
             rows = [r for r in csv.DictReader(f) if int(r["step"]) <= last_step]
     buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=LOG_COLUMNS, lineterminator="\n")
+    w = csv.DictWriter(buf, fieldnames=columns, lineterminator="\n")
     w.writeheader()
     w.writerows(rows)
     write_text_atomic(path, buf.getvalue())

@@ -16,14 +16,13 @@ checkpoint's step, so the file always matches the run's steps.
 from __future__ import annotations
 
 import csv
-import io
 import os
 from pathlib import Path
 
 import numpy as np
 
 from pcnn_explore.agents.reactor import TRACE_FIELDS
-from pcnn_explore.atomic import write_text_atomic
+from pcnn_explore.run.state import truncate_log
 
 __all__ = ["TRACES", "TRACE_COLUMNS", "TraceLog", "read_traces"]
 
@@ -43,15 +42,7 @@ class TraceLog:
 
     def __init__(self, out_dir: str | os.PathLike, last_step: int):
         path = Path(out_dir) / TRACES
-        rows = []
-        if path.exists():
-            with open(path, newline="") as f:
-                rows = [r for r in csv.DictReader(f) if int(r["step"]) <= last_step]
-        buf = io.StringIO()
-        w = csv.DictWriter(buf, fieldnames=TRACE_COLUMNS, lineterminator="\n")
-        w.writeheader()
-        w.writerows(rows)
-        write_text_atomic(path, buf.getvalue())
+        truncate_log(path, last_step, TRACE_COLUMNS)
         self.f = open(path, "a", newline="")
         self.w = csv.writer(self.f, lineterminator="\n")
 

@@ -2,7 +2,7 @@
 
 Each worker is a process of its own (multiprocessing's ``spawn`` context: a fresh interpreter,
 nothing copied from the caller) with one torch thread; it runs trials one after another
-(:func:`pcnn_explore.sweep.runner.train_trial`), so its imports are paid once per worker, not once
+(the sweep runner passes :func:`pcnn_explore.sweep.runner.train_trial`), so its imports are paid once per worker, not once
 per trial. At most ``workers`` exist at once, started as trials need them. The semantics are the
 Ray path's (:class:`pcnn_explore.sweep.ray_cluster.RayExecutor`):
 
@@ -134,11 +134,9 @@ class LocalExecutor:
     in a queue here).
     """
 
-    def __init__(self, workers: int, max_retries: int = 3, task: Callable[[dict], dict] | None = None):
+    def __init__(self, workers: int, max_retries: int, task: Callable[[dict], dict]):
         if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
             raise ValueError(f"workers must be a positive integer, got {workers!r}")
-        if task is None:
-            from pcnn_explore.sweep.runner import train_trial as task
         self.capacity, self.max_retries, self._task = workers, max_retries, task
         self._ctx = multiprocessing.get_context(CONTEXT)
         self._workers: list[_Worker] = []
