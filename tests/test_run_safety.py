@@ -25,6 +25,7 @@ from pcnn_explore.atomic import write_text_atomic
 from pcnn_explore.checkpoint import CorruptFile, load, read_meta, save_atomic
 from pcnn_explore.cli import main
 from pcnn_explore.train import RunError, TrainConfig, load_policy, read_log, train
+from test_run_cli import snapshot  # every file's bytes and mtime under a folder
 
 torch.set_num_threads(1)
 ENV = "MiniGrid-Empty-5x5-v0"
@@ -42,10 +43,6 @@ def cli(*argv: str, capsys) -> tuple[int, str, str]:
         status = e.code
     out, err = capsys.readouterr()
     return status, out, err
-
-
-def snapshot(folder: Path) -> dict:
-    return {p.relative_to(folder): (p.read_bytes(), p.stat().st_mtime_ns) for p in folder.rglob("*") if p.is_file()}
 
 
 @pytest.fixture(scope="module")
