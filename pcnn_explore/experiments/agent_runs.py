@@ -24,7 +24,6 @@ from typing import Any, Sequence
 
 import numpy as np
 
-import pcnn_explore.experiments.tasks  # noqa: F401  (registers MiniGrid-Serpentine-*)
 from pcnn_explore.experiments.agent_curves import (
     AgentExperimentResults,
     curves_by_variant,

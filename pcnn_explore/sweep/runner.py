@@ -71,7 +71,6 @@ def train_trial(settings: dict) -> dict:
     stops (RunError) before it writes or removes anything. Writes ``attempt.json`` first and
     ``result.json`` last; returns the result (agent steps, episodes, wall seconds, steps/s).
     """
-    import pcnn_explore.experiments.tasks  # noqa: F401  (registers MiniGrid-Serpentine-*)
     from pcnn_explore.run.config import TrainConfig
     from pcnn_explore.run.lock import RunLock
     from pcnn_explore.run.loop import train
