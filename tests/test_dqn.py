@@ -228,6 +228,57 @@ def test_mlp_network_hand_computed_and_chosen_by_auto_for_deep_sea_only():
         make_q_network((1, 4, 4), 2, "dense")
 
 
+def test_mlp_acts_in_numpy_with_the_q_values_of_its_forward_and_sees_every_update():
+    """On a CPU an MLP agent acts through numpy views of its weights: the hand-computed net's values,
+    torch's Q-values to float32 rounding on random nets, the same greedy actions, and the views
+    follow optimiser steps, load_state_dict and a move to new memory."""
+    import copy
+
+    from pcnn_explore.agents.dqn import DQNAgent
+    from pcnn_explore.agents.networks import make_q_network
+    from pcnn_explore.agents.replay import Batch
+
+    tiny = make_q_network((1, 1, 2), 2, "mlp", hidden=2)
+    with torch.no_grad():  # the hand-computed net above: q = (3, 3) and (1, 3)
+        for p, v in zip(tiny.parameters(), ([[1.0, 0.0], [0.0, -1.0]], [0.5, 0.0], [[2.0, 0.0], [1.0, 1.0]],
+                                             [0.0, -2.0], [[1.0, 0.0], [0.0, 1.0]], [0.0, 3.0])):
+            p.copy_(torch.tensor(v))
+    obs = np.array([[[[255, 0]]], [[[0, 255]]]], dtype=np.uint8)
+    np.testing.assert_array_equal(tiny.q_values_numpy(obs), [[3.0, 3.0], [1.0, 3.0]])
+
+    torch.manual_seed(0)
+    agent = DQNAgent((1, 6, 6), 3, network="mlp", hidden=16, lr=1e-2)
+    assert agent._numpy_act
+    grid = np.zeros((36, 1, 6, 6), np.uint8)
+    grid.reshape(36, 36)[np.arange(36), np.arange(36)] = 255  # every one-hot cell
+    noise = np.random.default_rng(0).integers(0, 256, (20, 1, 6, 6), dtype=np.uint8)
+
+    def check():
+        for x in (grid, noise):
+            with torch.no_grad():
+                want = agent.q(torch.from_numpy(x)).numpy()
+            got = agent.q.q_values_numpy(x)
+            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+            top2 = np.sort(want, axis=1)[:, -2:]
+            clear = top2[:, 1] - top2[:, 0] > 1e-4  # no near-ties: the greedy actions must agree
+            actions = np.array(agent.greedy_actions(list(x)))
+            np.testing.assert_array_equal(actions[clear], want.argmax(axis=1)[clear])
+            assert [agent.greedy_action(o) for o in x[:5]] == list(actions[:5])
+        return agent.q.q_values_numpy(grid).copy()
+
+    first = check()
+    saved = copy.deepcopy(agent.state_dict())
+    batch = Batch(grid[:8], np.arange(8) % 3, np.ones(8, np.float32), grid[1:9], np.zeros(8, np.float32),
+                  np.zeros(8, np.float32), np.arange(8))
+    for _ in range(3):
+        agent.learn(batch)  # in-place optimiser steps
+    assert not np.allclose(check(), first)
+    agent.load_state_dict(saved)  # in-place copies
+    np.testing.assert_array_equal(check(), first)
+    agent.q.double().float()  # new parameter memory
+    np.testing.assert_array_equal(check(), first)
+
+
 def test_cpu_adam_is_torch_fused_adam_bit_for_bit_and_shares_its_state_layout():
     """DQN's CPU Adam (no torch.optim) gives the weights of torch.optim.Adam(fused=True) exactly, and
     a state saved by either resumes in the other with the same next steps."""

@@ -30,14 +30,8 @@ def epsilon_greedy(agent, observations, epsilon: float, rng: np.random.Generator
     actions = [int(rng.integers(agent.n_actions)) if rng.random() < epsilon else None for _ in observations]
     greedy = [i for i, a in enumerate(actions) if a is None]
     if greedy:
-        x = (torch.from_numpy(observations[greedy[0]])[None] if len(greedy) == 1  # one env: no copy
-             else torch.from_numpy(np.stack([observations[i] for i in greedy])))
-        if agent.device.type != "cpu":
-            x = x.to(agent.device)
-        with torch.no_grad():
-            best = agent.q(x).argmax(dim=1).tolist()
-        for i, a in zip(greedy, best):
-            actions[i] = int(a)
+        for i, a in zip(greedy, agent.greedy_actions([observations[i] for i in greedy])):
+            actions[i] = a
     return actions
 
 
