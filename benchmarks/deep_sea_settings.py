@@ -83,6 +83,7 @@ VARIANTS = {
     "earlier_next": {"scored_frame": "next_state", "pg_scale": 1.0, "pg_schedule": "inverse_sqrt", "mmc_beta": 0.1,
                      "train_every": 4, "target_update_every": 100, "epsilon_end": 0.05},
     "dqn": {"bonus": "none"},
+    "novelty": {"novelty_epsilon": 1.0},
 }
 
 

@@ -28,7 +28,7 @@ INT_LOWS = {"steps": 1, "batch_size": 1, "train_every": 1, "target_update_every"
 #: real-valued settings -> (low, high)
 NUMBER_RANGES = {"mmc_beta": (0.0, 1.0), "gamma": (0.0, 1.0), "epsilon_start": (0.0, 1.0),
                  "epsilon_end": (0.0, 1.0), "sticky_actions": (0.0, 1.0), "pg_scale": (0.0, math.inf),
-                 "bonus_fraction": (0.0, 1.0),
+                 "bonus_fraction": (0.0, 1.0), "novelty_epsilon": (0.0, math.inf),
                  "lr": (1e-12, math.inf), "density_lr": (1e-12, math.inf)}
 #: settings that may change between a run and its resumption (the rest must match the checkpoint)
 RESUMABLE_CHANGES = ("steps", "checkpoint_every", "device", "out_dir", "log_every", "tensorboard", "num_threads",
@@ -83,6 +83,7 @@ class TrainConfig(ExperimentSettings):
     epsilon_start: float = 1.0  # exploration rate at step 0
     epsilon_end: float = 0.05  # exploration rate after the decay
     epsilon_decay_steps: int = 20_000  # agent steps of the linear epsilon decay
+    novelty_epsilon: float = 0.0  # kappa of the kit's novelty-scaled exploration: act at random with probability max(epsilon, min(1, kappa (N + 1)^-1/2)), N the pseudo-count of the state acted in when it was reached (needs scored_frame next_state); 0: the paper's epsilon-greedy (DeepSea's default 1, the kit's)
     # environment (see pcnn_explore.envs.make_env)
     sticky_actions: float = 0.25  # Atari: probability of repeating the previous action (paper preset: 0)
     terminal_on_life_loss: bool = False  # Atari: end the episode when a life is lost
@@ -186,6 +187,11 @@ class TrainConfig(ExperimentSettings):
                                python={"intrinsic_only": "intrinsic_only=True", "bonus": "a bonus: set bonus to "
                                        + " or ".join(BONUS_MODELS)},
                                cli={"bonus": "--bonus " + "|".join(BONUS_MODELS)})
+        if self.novelty_epsilon and (self.bonus == "none" or self.agent != "dqn" or self.scored_frame != "next_state"):
+            raise SettingError(f"{{novelty_epsilon}} {self.novelty_epsilon} scales DQN's exploration by the pseudo-count "
+                               "of the state reached, which needs a bonus, {agent} dqn and {scored_frame} next_state "
+                               f"(here: bonus {self.bonus}, agent {self.agent}, scored frame {self.scored_frame}): "
+                               "set {novelty_epsilon} 0 or change those")
         self._validate_env_fit()
         if not isinstance(self.device, str) or not (self.device == "cpu" or self.device.startswith("cuda")
                                                      or self.device == "mps"):

@@ -100,16 +100,21 @@ class EnvPool:
 
 @dataclass
 class Slot:
-    """One env's running episode: its number, current observation and density frame, actions, stats."""
+    """One env's running episode: its number, current observation and density frame, actions, stats,
+    and the pseudo-count of the current state when it was reached (None: not scored on arrival)."""
 
     episode: int
     obs: np.ndarray
     frame: np.ndarray | None
     stats: EpisodeStats
     actions: list[int] = field(default_factory=list)
+    pseudo_count: float | None = None
 
     def state(self) -> dict:
-        return {"episode": self.episode, "actions": np.asarray(self.actions, np.int64), "stats": self.stats.state()}
+        state = {"episode": self.episode, "actions": np.asarray(self.actions, np.int64), "stats": self.stats.state()}
+        if self.pseudo_count is not None:
+            state["pseudo_count"] = float(self.pseudo_count)
+        return state
 
 
 def make_pool(cfg) -> EnvPool:

@@ -21,13 +21,15 @@ __all__ = ["DQNLearner", "ReactorLearner", "make_learner", "AGENTS"]
 
 
 
-def epsilon_greedy(agent, observations, epsilon: float, rng: np.random.Generator) -> list[int]:
+def epsilon_greedy(agent, observations, epsilon, rng: np.random.Generator) -> list[int]:
     """Epsilon-greedy actions of N envs, with one Q-network forward for all greedy ones.
 
-    Draws from ``rng`` exactly as N calls of ``agent.act`` in env order would (one uniform per env,
-    and one integer where it explores), so N = 1 is the single-env run.
+    ``epsilon``: one exploration rate for all envs, or a sequence of N (one per env). Draws from
+    ``rng`` exactly as N calls of ``agent.act`` in env order would (one uniform per env, and one
+    integer where it explores), so N = 1 is the single-env run.
     """
-    actions = [int(rng.integers(agent.n_actions)) if rng.random() < epsilon else None for _ in observations]
+    rates = epsilon if isinstance(epsilon, (list, tuple)) else [epsilon] * len(observations)
+    actions = [int(rng.integers(agent.n_actions)) if rng.random() < e else None for e in rates]
     greedy = [i for i, a in enumerate(actions) if a is None]
     if greedy:
         for i, a in zip(greedy, agent.greedy_actions([observations[i] for i in greedy])):
@@ -79,7 +81,7 @@ class DQNLearner(_Learner):
                                    device=replay_device(cfg.device, cfg.replay_capacity, obs_shape, stack))
         self.device = self.agent.device
 
-    def act(self, observations, epsilon: float, rng: np.random.Generator) -> tuple[list[int], list]:
+    def act(self, observations, epsilon, rng: np.random.Generator) -> tuple[list[int], list]:
         return epsilon_greedy(self.agent, observations, epsilon, rng), [None] * len(observations)
 
     def store(self, i: int, obs, action: int, extra, reward: float, terminated: bool, next_obs, end: bool) -> None:

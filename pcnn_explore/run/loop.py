@@ -20,6 +20,7 @@ Checkpoints fall between vector steps. Files written: see :mod:`pcnn_explore.run
 """
 from __future__ import annotations
 
+import math
 import random
 import time
 from dataclasses import dataclass
@@ -40,7 +41,7 @@ from pcnn_explore.run.lock import RunLock
 from pcnn_explore.run.state import (CHECKPOINT, CheckpointWriter, CsvLog, Resume, RunError, episode_seed, open_run,
                                     read_log, restore_rng_states, rng_states, truncate_log, write_settings)
 
-__all__ = ["TrainResult", "train", "run_loop", "epsilon_at", "describe", "build"]
+__all__ = ["TrainResult", "train", "run_loop", "epsilon_at", "novelty_epsilon", "describe", "build"]
 
 
 @dataclass
@@ -65,6 +66,21 @@ def epsilon_at(cfg: TrainConfig, step: int) -> float:
         return cfg.epsilon_end
     frac = min(1.0, step / cfg.epsilon_decay_steps)
     return cfg.epsilon_start + frac * (cfg.epsilon_end - cfg.epsilon_start)
+
+
+def novelty_epsilon(epsilon: float, kappa: float, pseudo_count: float | None) -> float:
+    """The kit's novelty-scaled exploration rate of one env: max(epsilon, min(1, kappa (N + 1)^-1/2)).
+
+    N is the pseudo-count of the state about to be acted in, as the density model gave it when the
+    state was reached (before its own update: N + 1 counts this visit), so a state reached for the
+    first time is acted in at random with probability min(1, kappa), one seen 99 times before with
+    kappa / 10. Where DeepSea's last action has no count-based incentive (both actions end the
+    episode on the same frame), this is what tries the rewarded one. ``kappa`` 0, or N unknown
+    (None: the state was not scored on arrival) or infinite: ``epsilon``, the paper's rule.
+    """
+    if not kappa or pseudo_count is None or not pseudo_count < math.inf:
+        return epsilon
+    return max(epsilon, min(1.0, kappa / math.sqrt(max(pseudo_count, 0.0) + 1.0)))
 
 
 def describe(cfg: TrainConfig) -> str:
@@ -164,7 +180,8 @@ def run_loop(cfg: TrainConfig, start: Resume, progress: bool = True, lock: RunLo
         if fresh:  # a resumed episode's states were counted before the checkpoint
             tracker.update(info, step)
         stats = EpisodeStats.from_state(r["stats"], learner.device) if r["stats"] else EpisodeStats(learner.device)
-        slots.append(Slot(int(r["episode"]), obs, info.get("density_frame"), stats, [int(a) for a in r["actions"]]))
+        slots.append(Slot(int(r["episode"]), obs, info.get("density_frame"), stats, [int(a) for a in r["actions"]],
+                          r.get("pseudo_count")))
     shapes = {"obs_shape": list(envs.observation_space.shape), "n_actions": int(envs.action_space.n),
               "network": auto_network(cfg.env, cfg.network)}
 
@@ -198,7 +215,9 @@ def run_loop(cfg: TrainConfig, start: Resume, progress: bool = True, lock: RunLo
     try:
         while step < cfg.steps:
             epsilon = epsilon_at(cfg, step) if learner.uses_epsilon else float("nan")
-            actions, extras = learner.act([s.obs for s in slots], epsilon, rng)
+            rates = ([novelty_epsilon(epsilon, cfg.novelty_epsilon, s.pseudo_count) for s in slots]
+                     if cfg.novelty_epsilon else epsilon)
+            actions, extras = learner.act([s.obs for s in slots], rates, rng)
             # bonus_fraction < 1 (Reactor's sub-sampling): the model trains, and r+ is added, on a random share of steps
             scored = [scorer is not None and (cfg.bonus_fraction >= 1.0 or scored_rng.random() < cfg.bonus_fraction)
                       for _ in slots]
@@ -234,6 +253,7 @@ def run_loop(cfg: TrainConfig, start: Resume, progress: bool = True, lock: RunLo
                 win.add_step(record)
                 tracker.update(info, step)
                 slot.obs, slot.frame = next_obs, info.get("density_frame")
+                slot.pseudo_count = record.pseudo_count if record is not None and cfg.scored_frame == "next_state" else None
                 slot.actions.append(int(actions[i]))
                 if end:
                     learner.episode_end(i)
