@@ -32,7 +32,7 @@ NUMBER_RANGES = {"mmc_beta": (0.0, 1.0), "gamma": (0.0, 1.0), "epsilon_start": (
                  "lr": (1e-12, math.inf), "density_lr": (1e-12, math.inf)}
 #: settings that may change between a run and its resumption (the rest must match the checkpoint)
 RESUMABLE_CHANGES = ("steps", "checkpoint_every", "device", "out_dir", "log_every", "tensorboard", "num_threads",
-                     "bonus_thread")
+                     "bonus_thread", "stop_when_solved")
 
 
 def choices() -> dict[str, tuple[str, ...]]:
@@ -88,6 +88,7 @@ class TrainConfig(ExperimentSettings):
     sticky_actions: float = 0.25  # Atari: probability of repeating the previous action (paper preset: 0)
     terminal_on_life_loss: bool = False  # Atari: end the episode when a life is lost
     tile_size: int = 4  # MiniGrid: pixels per grid cell
+    stop_when_solved: bool = False  # DeepSea: end the run at the first episode end where bsuite's rule holds (bad episodes so far / episodes < 0.9); a resume or a larger steps then runs nothing more (turn it off to train on); other envs: leave off
     mapping_seed: int | None = None  # DeepSea: seed of the action mapping (auto: 42, bsuite's); other envs: leave at auto
     view: str = "full"  # MiniGrid: the whole grid, or the agent's partial view
     frame_stack: int | None = None  # frames per observation (auto: 4 on Atari, 1 on MiniGrid)
@@ -176,6 +177,9 @@ class TrainConfig(ExperimentSettings):
         if self.mapping_seed is not None and not self.env.startswith("DeepSea-"):
             raise SettingError(f"{{mapping_seed}} ({self.mapping_seed}) draws DeepSea's action mapping and "
                                f"{self.env} has none: leave {{mapping_seed}} unset (auto) on this env")
+        if self.stop_when_solved and not self.env.startswith("DeepSea-"):
+            raise SettingError(f"{{stop_when_solved}} stops at bsuite's deep-sea rule, which {self.env} has not: "
+                               "turn {stop_when_solved} off on this env")
         if self.steps % self.num_envs:
             raise SettingError(f"{{steps}} ({self.steps}) must be a multiple of {{num_envs}} ({self.num_envs}): "
                                "each vector step advances every env once")

@@ -58,6 +58,7 @@ class TrainResult:
     steps_per_second: float  # agent steps per wall-clock second in this call
     learning_steps_per_second: float  # the same, from this call's first gradient step on (NaN if none)
     checkpoint: str
+    solved_episode: int | None = None  # stop_when_solved: the episode (1-based) at which bsuite's rule held
 
 
 def epsilon_at(cfg: TrainConfig, step: int) -> float:
@@ -141,6 +142,11 @@ def run_loop(cfg: TrainConfig, start: Resume, progress: bool = True, lock: RunLo
     out = Path(cfg.out_dir)
     if start.finished:
         return _result(cfg, start.step, 0.0, float("nan"))
+    watch = _SolveWatch.from_log(out, start.step) if cfg.stop_when_solved and start.saved is not None else None
+    if watch is not None and watch.solved_at is not None:  # stopped there before: nothing more to run
+        return _result(cfg, start.step, 0.0, float("nan"), start.step, watch.solved_at)
+    if cfg.stop_when_solved and watch is None:
+        watch = _SolveWatch()
     lock = lock if lock is not None else RunLock(out)
     if cfg.num_threads:
         torch.set_num_threads(cfg.num_threads)
@@ -257,6 +263,8 @@ def run_loop(cfg: TrainConfig, start: Resume, progress: bool = True, lock: RunLo
                 slot.actions.append(int(actions[i]))
                 if end:
                     learner.episode_end(i)
+                    if watch is not None and (terminated or truncated):
+                        watch.add(slot.stats.ret)
                     log.write({**slot.stats.row(step, slot.episode, bool(terminated or truncated), epsilon,
                                                 time.perf_counter() - t0, bonus is not None),
                                **exploration_columns(tracker), "density_updates": density_updates})
@@ -274,9 +282,12 @@ def run_loop(cfg: TrainConfig, start: Resume, progress: bool = True, lock: RunLo
                 win.write(tb, step, epsilon, bonus is not None, tracker)
             if bar is not None:
                 bar.update(cfg.num_envs)
-            if step >= cfg.steps or crossed(last_checkpoint, step, cfg.checkpoint_interval):
+            solved = watch is not None and watch.solved_at is not None
+            if step >= cfg.steps or solved or crossed(last_checkpoint, step, cfg.checkpoint_interval):
                 checkpoint()
                 last_checkpoint = step
+            if solved:
+                break
     finally:
         try:
             for closable in (scorer, log, traces, tb, bar, envs, writer):
@@ -287,10 +298,43 @@ def run_loop(cfg: TrainConfig, start: Resume, progress: bool = True, lock: RunLo
     learning_sps = float("nan")
     if learn_clock is not None and step > learn_clock[0]:
         learning_sps = (step - learn_clock[0]) / max(time.perf_counter() - learn_clock[1], 1e-9)
-    return _result(cfg, step, time.perf_counter() - t0, learning_sps, start_step)
+    return _result(cfg, step, time.perf_counter() - t0, learning_sps, start_step,
+                   watch.solved_at if watch is not None else None)
 
 
-def _result(cfg: TrainConfig, step: int, wall: float, learning_sps: float, start_step: int | None = None) -> TrainResult:
+class _SolveWatch:
+    """bsuite's deep-sea rule, followed episode by episode (``stop_when_solved``): solved at the first
+    episode e where (bad episodes so far) / e < 0.9, as :func:`pcnn_explore.deep_sea_protocol.solve_episode`
+    decides it on the log (10 bad < 9 e, in integers)."""
+
+    def __init__(self, episodes: int = 0, bad: int = 0):
+        self.episodes, self.bad, self.solved_at = episodes, bad, None
+
+    @classmethod
+    def from_log(cls, out: Path, step: int) -> "_SolveWatch":
+        """The counts of the episodes a resumed run's log holds up to ``step`` (its checkpoint)."""
+        from pcnn_explore.deep_sea_protocol import solve_episode, successes_from_log
+
+        wins = np.zeros(0, bool)
+        if (out / "log.csv").exists():
+            log = read_log(out)
+            kept = np.asarray(log["step"]) <= step  # rows past the checkpoint are dropped when the run resumes
+            wins = successes_from_log({k: np.asarray(log[k])[kept] for k in ("return", "complete")})
+        watch = cls(int(wins.size), int((~wins).sum()))
+        watch.solved_at = solve_episode(wins)
+        return watch
+
+    def add(self, episode_return: float) -> None:
+        from pcnn_explore.deep_sea_protocol import SUCCESS_RETURN
+
+        self.episodes += 1
+        self.bad += not episode_return > SUCCESS_RETURN
+        if self.solved_at is None and 10 * self.bad < 9 * self.episodes:
+            self.solved_at = self.episodes
+
+
+def _result(cfg: TrainConfig, step: int, wall: float, learning_sps: float, start_step: int | None = None,
+            solved_episode: int | None = None) -> TrainResult:
     log = read_log(cfg.out_dir)
     done = log["complete"] == 1
     returns, ends = log["return"][done], log["step"][done]
@@ -299,4 +343,5 @@ def _result(cfg: TrainConfig, step: int, wall: float, learning_sps: float, start
     return TrainResult(out_dir=str(cfg.out_dir), steps=step, episodes=int(done.sum()), episode_returns=returns,
                        episode_end_steps=ends, mean_return_last=float(returns[-k:].mean()) if len(returns) else float("nan"),
                        wall_seconds=wall, steps_per_second=ran / wall if wall > 0 else float("nan"),
-                       learning_steps_per_second=learning_sps, checkpoint=str(Path(cfg.out_dir) / CHECKPOINT))
+                       learning_steps_per_second=learning_sps, checkpoint=str(Path(cfg.out_dir) / CHECKPOINT),
+                       solved_episode=solved_episode)

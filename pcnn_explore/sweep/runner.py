@@ -92,7 +92,7 @@ def train_trial(settings: dict) -> dict:
         r = train(cfg, resume=resume, progress=False)  # (holds the same lock: re-entrant)
         result = {"steps": int(r.steps), "episodes": int(r.episodes), "wall_seconds": float(r.wall_seconds),
                   "steps_per_second": float(r.steps_per_second) if r.steps_per_second == r.steps_per_second else None,
-                  "resumed": resume, "finished": time.time()}
+                  "resumed": resume, "finished": time.time(), "solved_episode": r.solved_episode}
         lock.check_owner()
         write_text_atomic(out / RESULT_FILE, json.dumps(result) + "\n")
     return result
@@ -159,7 +159,9 @@ def plan(trials: Sequence[Trial], on_mismatch: str = "error") -> list[tuple[Tria
                                  f"({'; '.join(diff[:6])}{'; ...' if len(diff) > 6 else ''}; stored in {where}): "
                                  "choose another --out, or remove that folder to run it afresh")
             result = _read_json(folder / RESULT_FILE)
-            finished = not diff and isinstance(result, dict) and result.get("steps", -1) >= cfg.steps
+            finished = not diff and isinstance(result, dict) and (
+                result.get("steps", -1) >= cfg.steps  # a run stopped once solved does no more either
+                or (cfg.stop_when_solved and result.get("solved_episode") is not None))
             if diff:
                 finished = False
         out.append((t, wanted, finished))
