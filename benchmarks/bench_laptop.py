@@ -1,6 +1,6 @@
 """Agent steps per second on a laptop's CPU, and where each agent step's time goes.
 
-    python benchmarks/bench_laptop.py                  # the README's table (about 3 minutes on 2 cores)
+    python benchmarks/bench_laptop.py                  # the table of docs/benchmarks.md (about 3 minutes on 2 cores)
     python benchmarks/bench_laptop.py --steps 20000    # longer runs, steadier figures
     python benchmarks/bench_laptop.py --json out.json
 

@@ -4,7 +4,7 @@
 #   bash benchmarks/device_check.sh OUT_DIR [STEPS]
 #
 # Needs torch with CUDA and numpy there; gymnasium, ale-py, minigrid and their needs come as
-# wheels in .whl/ (see the README's "GPU" notes), installed to /tmp/site. Writes gpu_check.txt,
+# wheels in .whl/, installed to /tmp/site. Writes gpu_check.txt,
 # bench_N.json and bench_N.txt under OUT_DIR.
 set -uo pipefail
 out=${1:?usage: device_check.sh OUT_DIR [STEPS]}

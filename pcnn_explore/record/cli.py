@@ -2,7 +2,10 @@
 
 Any error (a bad flag, a bad checkpoint, an unwritable ``--out``, a failure while recording or
 saving) prints one line on stderr, ``pcnn-explore record: error: ...``, and exits with status 2;
-the output file is written atomically, so it appears complete or not at all.
+the output file is written atomically, so it appears complete or not at all. ``--check`` makes the
+same checks, loads a checkpoint policy and builds the density model on ``--device`` (as a recording
+starts), prints the resolved settings and stops with status 0 before any env is built or episode
+played: nothing is left written.
 """
 from __future__ import annotations
 
@@ -58,6 +61,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--device", default="cpu",
                         help="torch device of the density model, for models that take one (default: cpu)")
     parser.add_argument("--out", required=True, help="output file, ending in .npz")
+    parser.add_argument("--check", action="store_true",
+                        help="check the settings and --out as a recording would, print them and stop (leaves nothing written)")
 
 
 def run_cli(args: argparse.Namespace) -> int:
@@ -107,6 +112,8 @@ def _run(args: argparse.Namespace) -> int:
         raise ValueError(f"unknown --pg-schedule {args.pg_schedule!r}: choose one of {', '.join(SCHEDULES)}")
     _check_settings(args.env, args.policy, args.density, args.warmup_frames, args.seed, args.max_steps,
                     args.episodes, args.pg_scale, args.sticky_actions)
+    if getattr(args, "check", False):
+        return _report_check(args)
     episode = record_episode(args.env, args.policy, args.density, args.warmup_frames, args.seed,
                              max_steps=args.max_steps, n_episodes=args.episodes, pg_scale=args.pg_scale,
                              pg_schedule=args.pg_schedule, sticky_actions=args.sticky_actions,
@@ -119,4 +126,27 @@ def _run(args: argparse.Namespace) -> int:
     # six significant digits: the first bonuses of a fresh model reach 1e57 (not 58 digits), +inf beyond
     print(f"wrote {out} ({size:.1f} MB): {episode!r}; mean bonus {episode.bonus.mean():.6g}, "
           f"max bonus {episode.bonus.max():.6g}")
+    return 0
+
+
+def _report_check(args: argparse.Namespace) -> int:
+    """``--check``: a checkpoint policy loaded and matched to ``--env`` and the density model built
+    (as a recording starts), then the resolved settings printed; status 0, nothing written."""
+    from pcnn_explore.density import make_density
+    from pcnn_explore.envs import density_shape
+    from pcnn_explore.record.recorder import _load_checkpoint_policy
+
+    policy = str(args.policy)
+    sticky = args.sticky_actions
+    if policy not in ("random", "scripted"):
+        fn = _load_checkpoint_policy(policy, args.env, int(args.seed))
+        sticky = getattr(fn, "env_kwargs", {}).get("sticky_actions", sticky)
+    if sticky is None:
+        sticky = 0.0 if policy == "scripted" else 0.25
+    make_density(args.density, *density_shape(args.env), device=args.device, seed=int(args.seed))
+    settings = dict(env=args.env, policy=policy, density=args.density, warmup_frames=args.warmup_frames,
+                    max_steps=args.max_steps, episodes=args.episodes, seed=args.seed, pg_scale=args.pg_scale,
+                    pg_schedule=args.pg_schedule, sticky_actions=float(sticky), device=args.device, out=args.out)
+    print("settings: " + " ".join(f"{k}={v}" for k, v in settings.items()))
+    print(f"check passed: a recording would write {args.out}; nothing was written")
     return 0

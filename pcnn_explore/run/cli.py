@@ -6,7 +6,9 @@ as its help. Unset flags take the profile's preset; a field whose None means "au
 word ``auto``; booleans take ``--flag`` / ``--no-flag``. Every error is one line on stderr and exit
 status 2, naming the flag, before anything is written. ``--resume --out DIR`` continues the run in
 DIR with the settings stored in its checkpoint (``--env`` and the rest not needed; a flag given must
-agree with them, except those a resume may change, such as ``--steps``).
+agree with them, except those a resume may change, such as ``--steps``). ``--check`` makes every
+check a run makes before it builds anything (the settings, ``--out``, a checkpoint to resume, the
+device), prints the resolved settings and stops with status 0: nothing is built or written.
 """
 from __future__ import annotations
 
@@ -69,6 +71,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         parser.add_argument(*names, **kw)
     parser.add_argument("--resume", action="store_true", help="continue the run in --out from its checkpoint")
     parser.add_argument("--no-progress", action="store_true", help="hide the settings and the progress bar")
+    parser.add_argument("--check", action="store_true",
+                        help="check the settings and --out as a run would, print the settings and stop (writes nothing)")
 
 
 def config_from_args(args: argparse.Namespace, stored: dict | None = None) -> TrainConfig:
@@ -109,6 +113,8 @@ def run_cli(args: argparse.Namespace) -> int:
         return _fail(e.for_cli())
     except (ValueError, TypeError, OSError) as e:
         return _fail(str(e))
+    if args.check:
+        return _report_check(cfg, start)
     if start.finished:
         print(f"{cfg.out_dir}: already ran {start.step} agent steps (--steps {cfg.steps}): nothing to do")
         return 0
@@ -126,4 +132,19 @@ def run_cli(args: argparse.Namespace) -> int:
     if result.solved_episode is not None:
         print(f"solved by bsuite's deep-sea rule at episode {result.solved_episode}: stopped at step {result.steps} "
               f"of {cfg.steps} (--stop-when-solved)")
+    return 0
+
+
+def _report_check(cfg: TrainConfig, start) -> int:
+    """``--check``: the resolved settings and what the run would do; status 0, nothing written."""
+    from pcnn_explore.run.loop import describe
+
+    print(describe(cfg))
+    if start.finished:
+        plan = f"already ran {start.step} agent steps (--steps {cfg.steps}): a run would do nothing"
+    elif start.saved is not None:
+        plan = f"a run would resume {cfg.out_dir} at step {start.step} of {cfg.steps}"
+    else:
+        plan = f"a run would start afresh in {cfg.out_dir}, {cfg.steps} agent steps"
+    print(f"check passed: {plan}; nothing was written")
     return 0

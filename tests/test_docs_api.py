@@ -1,4 +1,4 @@
-"""The README's Python API snippet ("The API in a few lines") runs as written."""
+"""The Python API snippet of docs/density-models.md ("The API in a few lines") runs as written."""
 from __future__ import annotations
 
 import math
@@ -7,13 +7,13 @@ from pathlib import Path
 
 import torch
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+PAGE = Path(__file__).resolve().parents[1] / "docs" / "density-models.md"
 SECTION = "## The API in a few lines"
 
 
 def _api_snippet() -> str:
-    text = README.read_text(encoding="utf-8")
-    assert SECTION in text, f"README.md has no section {SECTION!r}"
+    text = PAGE.read_text(encoding="utf-8")
+    assert SECTION in text, f"{PAGE} has no section {SECTION!r}"
     start = text.index(SECTION)
     end = text.find("\n## ", start + len(SECTION))  # the next section
     section = text[start:end if end != -1 else len(text)]
@@ -22,11 +22,11 @@ def _api_snippet() -> str:
     return blocks[0]
 
 
-def test_readme_api_snippet_runs(tmp_path, monkeypatch):
+def test_api_snippet_runs(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # whatever the snippet writes lands here
     torch.set_num_threads(1)
     namespace: dict = {"__name__": "readme_snippet"}
-    exec(compile(_api_snippet(), f"{README} ({SECTION[3:]})", "exec"), namespace)
+    exec(compile(_api_snippet(), f"{PAGE} ({SECTION[3:]})", "exec"), namespace)
     # what the snippet says it computes
     assert namespace["frame"].shape == (42, 42) and namespace["frame"].max() <= 7
     assert math.isfinite(namespace["log_rho"]) and math.isfinite(namespace["log_rho_prime"])
