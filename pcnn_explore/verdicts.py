@@ -20,7 +20,7 @@ a deep-sea score, an episode count), never on episodes pooled across seeds as if
 
 Each returns a :class:`Verdict` (the word, the interval, the per-seed values, a one-line sentence).
 The quantiles are exact (the regularised incomplete beta function, inverted by bisection): scipy
-is not needed. :data:`VERDICTS` is the report's vocabulary, shared with :mod:`pcnn_explore.report_index`.
+is not needed. :data:`VERDICTS` is the report's vocabulary, shared with :mod:`pcnn_explore.report.index`.
 """
 from __future__ import annotations
 

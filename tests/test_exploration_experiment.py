@@ -131,7 +131,7 @@ def test_a_kit_finding_never_counts_as_agreement_with_the_paper():
     one = {"dqn": {10: _row(1, 0)}, "cts_mmc": {10: _row(1, 1)}}
     assert exp.summary("study", one, rooms, located)["verdict"] == "not testable at this profile"
     # metrics.json as the report index reads it: the verdict word is the paper claim's, not the kit's
-    from pcnn_explore.report_index import verdict_word
+    from pcnn_explore.report.index import verdict_word
 
     m = exp.metrics(exp.ExplorationSettings(), table, rooms, located, s)
     assert verdict_word(m) == "inconclusive" and m["paper"] == exp.PAPER

@@ -11,8 +11,8 @@ import nbformat
 import pytest
 
 from pcnn_explore import cli
-from pcnn_explore.report_index import main_figure, verdict_word
-from pcnn_explore.reproduce import NotebookResult, write_index
+from pcnn_explore.report.index import main_figure, verdict_word
+from pcnn_explore.report.reproduce import NotebookResult, write_index
 
 _PNG = ("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==")
 

@@ -9,7 +9,7 @@ import pytest
 
 from pcnn_explore import cli
 from pcnn_explore import resources
-from pcnn_explore.reproduce import DEFAULT_NOTEBOOKS, find_notebooks, reproduce
+from pcnn_explore.report.reproduce import DEFAULT_NOTEBOOKS, find_notebooks, reproduce
 
 
 def _notebook(*cells: str) -> nbformat.NotebookNode:

@@ -212,11 +212,11 @@ def _run_one(notebook: Path, out: Path, profile: str, kernel_name: str) -> Noteb
 
 def write_index(results: Sequence[NotebookResult], out: str | os.PathLike, profile: str, merge: bool = True) -> Path:
     """Write ``out/index.html``: a coloured verdict, the paper's claim and a thumbnail per notebook,
-    then its numbers beside the paper's (:mod:`pcnn_explore.report_index`); notebooks recorded by
+    then its numbers beside the paper's (:mod:`pcnn_explore.report.index`); notebooks recorded by
     an earlier run in ``out`` stay unless ``merge`` is False."""
-    from pcnn_explore import report_index
+    from pcnn_explore.report import index
 
-    return report_index.write_index(results, out, profile, merge=merge)
+    return index.write_index(results, out, profile, merge=merge)
 
 
 def reproduce(profile: str = "smoke", only: str | None = None, out: str | os.PathLike | None = None,
