@@ -15,7 +15,7 @@ an underscore, a name) runs in order with papermill (kernel ``python3``, working
 ``OUT/<stem>/``: the executed notebook ``<stem>.ipynb``, its HTML rendering ``<stem>.html``, and
 whatever the notebook writes there itself (``metrics.json``, figures). ``OUT/index.html``
 says at a glance which of the paper's claims the run reproduced: a coloured verdict per notebook
-(``summary.verdict``: agrees, partly, differs, not testable at this profile), the paper's claim
+(``summary.verdict``: agrees, partly, differs, inconclusive, not testable at this profile), the paper's claim
 and a thumbnail of the main figure (``main_figure`` in metrics.json, else the first PNG), linking
 to the notebook's HTML; then the key figures beside the paper's as tables. A smoke run carries a
 banner: its numbers mean nothing. ``--only`` merges into an existing index (``OUT/index.json``
@@ -30,15 +30,19 @@ metrics.json convention (for every notebook author)
 A notebook writes ``output_dir/metrics.json`` with :func:`pcnn_explore.report.write_metrics`.
 Besides free-form keys (always include ``"profile"``), two optional sub-dicts feed the index:
 
-- ``"summary"``: ``{name: value}``, the key figures of this run (numbers or short strings) and
-  ``"verdict"``, which starts with ``agrees``, ``partly``, ``differs`` or ``not testable at this
-  profile`` followed by the numbers that decide it,
+- ``"summary"``: ``{name: value}``, the key figures of this run (numbers or short strings; lists
+  and nested dicts render as items and sub-tables, see :mod:`pcnn_explore.report.tables`) and
+  ``"verdict"``, which starts with a word of :data:`pcnn_explore.verdicts.VERDICTS` (``agrees``,
+  ``partly``, ``differs``, ``inconclusive`` or ``not testable at this profile``) followed by the
+  numbers that decide it,
   e.g. ``{"final_loss_online_nats": 412.3, "pixelcnn_pg_variability": 0.21}``;
 - ``"paper"``: ``{name: claim}``, the paper's number or claim for the same names where the
   paper gives one, e.g. ``{"pixelcnn_pg_variability": "lower than CTS (Fig. 9)"}``.
 
 The index shows one row per name in ``summary`` with the paper's entry of the same name beside
-it (names only in ``paper`` are listed with an empty run value). Keep names in the paper's words
+it (names only in ``paper`` are listed with an empty run value; a dict on either side is a group
+with a table of its own, the paper's entries beside this run's of the same names). A top-level
+entry holding its own ``summary`` and ``paper`` (07-10's ``atari``) gets a table too. Keep names in the paper's words
 and put the unit in the name (``_nats``, ``_frames``). ``"main_figure"``: the file name (in
 ``output_dir``) of the figure the index shows as a thumbnail.
 """
