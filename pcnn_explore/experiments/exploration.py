@@ -386,19 +386,15 @@ def findings(profile: str, goals: dict[str, dict[str, Any]]) -> list[dict[str, A
     return out
 
 
-def _sizes(sizes) -> str:
-    """DeepSea sizes in words for a sentence: "N = 20, 30", or "none" (never a Python list)."""
-    return f"N = {', '.join(str(n) for n in sizes)}" if sizes else "none"
-
-
 def summary(profile: str, table: dict, rooms: dict, maps: "CountMaps") -> dict[str, Any]:
     """The findings of notebook 12 with the numbers that decide them, one line each; the verdict
     (on the paper's claim only); ``findings``: name, kind ("paper" or "kit") and answer of each."""
     goals = {"deep_sea": deep_sea_goal(table), "coverage": coverage_goal(rooms), "location": location_goal(maps)}
     d, c, loc = goals["deep_sea"], goals["coverage"], goals["location"]["summary"]
     found = {f["name"]: f["answer"] for f in findings(profile, goals)}
+    hard = f"N = {', '.join(str(n) for n in d['hard'])}" if d["hard"] else "none"  # words, not a list
     lines = [f"paper: the bonus makes DQN reach DeepSea's +1 where DQN does not, decided over seeds at each N "
-             f"where DQN reached it late in no seed ({_sizes(d['hard'])}): {found['deep_sea']}"]
+             f"where DQN reached it late in no seed ({hard}): {found['deep_sea']}"]
     for n, row in d["seed_tests"].items():
         lines += [f"  N = {n}: {t['sentence']}" for t in row.values()]
     lines.append(f"kit (the issue's goal, not the paper's claim): at N >= {GOAL_N} DQN-CTS and DQN-PixelCNN "
