@@ -13,7 +13,7 @@ import pytest
 from pcnn_explore import cli
 from pcnn_explore.report.index import main_figure, notebook_verdict, verdict_word
 from pcnn_explore.report.reproduce import NotebookResult, write_index
-from pcnn_explore.verdicts import VERDICT_COLOURS
+from pcnn_explore.verdicts import VERDICT_COLOURS, VERDICTS
 
 _PNG = ("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==")
 
@@ -133,7 +133,7 @@ def test_write_index_without_merge_keeps_only_the_results(tmp_path):
 
 
 def test_inconclusive_is_a_verdict_with_its_own_colour(tmp_path):
-    from pcnn_explore.verdicts import VERDICT_COLOURS
+    from pcnn_explore.verdicts import VERDICT_COLOURS, VERDICTS
 
     assert verdict_word({"profile": "study", "summary": {"verdict": "Inconclusive: [-0.2, 0.4]"}}) == "inconclusive"
     d = tmp_path / "07_x"
@@ -145,6 +145,11 @@ def test_inconclusive_is_a_verdict_with_its_own_colour(tmp_path):
     assert re.search(r'class="badge"[^>]*>([^<]+)<', row).group(1) == "inconclusive"
     colour = VERDICT_COLOURS["inconclusive"]
     assert colour in row and colour not in {VERDICT_COLOURS[w] for w in VERDICT_COLOURS if w != "inconclusive"}
+
+    # the page lists every verdict word in its colour, inconclusive among them, whichever words occur
+    write_index([], tmp_path / "empty", "study", merge=False)
+    legend = (tmp_path / "empty" / "index.html").read_text().split('<p class="legend">', 1)[1].split("</p>", 1)[0]
+    assert re.findall(r'background:(#[0-9a-f]{6})">([^<]+)<', legend) == [(VERDICT_COLOURS[w], w) for w in VERDICTS]
 
 
 # ------------------------------------------------------------------ the page read in full
@@ -227,7 +232,7 @@ def test_a_smoke_notebook_reads_one_verdict_in_its_row_and_its_section(tmp_path)
                 "not a verdict: agrees: best named - best other = -5 nats)")
     assert f'<small class="why">{expected}</small>' in row and f'<p class="verdict">{expected}</p>' in section
     assert ">not testable at this profile</span>" in row and ">not testable at this profile</span>" in section
-    assert ">agrees<" not in page
+    assert ">agrees<" not in row and ">agrees<" not in section
     assert notebook_verdict(m) == ("not testable at this profile", expected.replace("&#x27;", "'"))
     assert notebook_verdict({"profile": "study", "summary": {"verdict": "agreesome"}}) == ("no verdict", "agreesome")
     assert notebook_verdict(None, "failed", "cell 2 raised") == ("failed", "cell 2 raised")

@@ -166,6 +166,7 @@ def write_index(results: Sequence, out: str | os.PathLike, profile: str, merge: 
     for r in records:
         counts[verdict_word(_metrics(out, r), r["status"])] += 1
     tally = " · ".join(f"{_badge(w)} {n}" for w, n in counts.items() if n)
+    legend = " ".join(_badge(w) for w in VERDICTS)
     n_ok = sum(r["status"] == "ok" for r in records)
     page = f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>pcnn-explore reproduce ({html.escape(profile)})</title>
@@ -185,6 +186,7 @@ ul.items {{ margin: 0; padding-left: 1.2em; }} span.none {{ color: #999; }}
 {banner}
 <p>{n_ok} of {len(records)} notebooks succeeded; total run time {sum(r["seconds"] for r in records):.0f} s.
 Verdicts: {tally}</p>
+<p class="legend">The verdict words: {legend}</p>
 <table class="overview"><tr><th>notebook</th><th>verdict</th><th>the paper's claim</th><th>main figure</th></tr>
 {chr(10).join(rows)}
 </table>
