@@ -33,7 +33,7 @@ __all__ = ["VERDICTS", "notebook_verdict", "verdict_word", "main_figure", "write
 #: the file, beside index.html, holding one record per notebook run
 RECORDS = "index.json"
 _COLOURS = {**VERDICT_COLOURS, "no verdict": "#757575", "failed": "#c62828"}
-NOT_TESTABLE = "not testable at this profile"
+NOT_TESTABLE = VERDICTS[-1]  # "not testable at this profile"
 
 
 def notebook_verdict(metrics: Mapping | None, status: str = "ok", error: str | None = None) -> tuple[str, str]:
