@@ -19,7 +19,7 @@ import sys
 COMMANDS = {
     "train": ("pcnn_explore.run.cli", "train a DQN or Reactor agent, with or without the pseudo-count bonus"),
     "record": ("pcnn_explore.record", "record one episode while a density model trains online"),
-    "reproduce": ("pcnn_explore.reproduce", "execute the experiment notebooks headlessly"),
+    "reproduce": ("pcnn_explore.report.reproduce", "execute the experiment notebooks headlessly"),
     "sweep": ("pcnn_explore.sweep.cli", "run a grid of training runs (on this machine, or a Ray cluster), or --report it"),
 }
 

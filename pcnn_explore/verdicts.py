@@ -20,7 +20,8 @@ a deep-sea score, an episode count), never on episodes pooled across seeds as if
 
 Each returns a :class:`Verdict` (the word, the interval, the per-seed values, a one-line sentence).
 The quantiles are exact (the regularised incomplete beta function, inverted by bisection): scipy
-is not needed. :data:`VERDICTS` is the report's vocabulary, shared with :mod:`pcnn_explore.report_index`.
+is not needed. :data:`VERDICTS` is the report's vocabulary and :func:`word_of` its one reading, used by
+:mod:`pcnn_explore.report.index`.
 """
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ import math
 from dataclasses import dataclass
 from typing import Sequence
 
-__all__ = ["VERDICTS", "VERDICT_COLOURS", "Verdict", "incomplete_beta", "t_cdf", "t_quantile", "beta_quantile",
+__all__ = ["VERDICTS", "VERDICT_COLOURS", "word_of", "Verdict", "incomplete_beta", "t_cdf", "t_quantile", "beta_quantile",
            "t_interval", "binomial_interval", "difference_verdict", "progress_verdict", "share_verdict",
            "equivalence_verdict"]
 
@@ -38,6 +39,16 @@ VERDICTS = ("agrees", "partly", "differs", "inconclusive", "not testable at this
 VERDICT_COLOURS = {"agrees": "#1a7f37", "partly": "#b7791f", "differs": "#c62828", "inconclusive": "#6a4fb3",
                    "not testable at this profile": "#757575"}
 _DIRECTIONS = ("greater", "less")
+
+
+def word_of(sentence: str) -> str | None:
+    """The verdict word a verdict sentence starts with (case and leading spaces aside), or None: the
+    one reading of every notebook's ``summary.verdict`` (``"agrees over 3 seeds: ..."`` -> ``agrees``)."""
+    text = str(sentence).strip().lower()
+    for word in sorted(VERDICTS, key=len, reverse=True):
+        if text.startswith(word) and not text[len(word):len(word) + 1].isalnum():
+            return word
+    return None
 
 
 @dataclass(frozen=True)

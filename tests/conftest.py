@@ -27,7 +27,7 @@ def run_notebook(name: str, tmp_path: Path, **parameters) -> dict:
     """
     import papermill as pm
 
-    from pcnn_explore.reproduce import kernel_options
+    from pcnn_explore.report.reproduce import kernel_options
 
     out_dir = tmp_path / Path(name).stem
     out_dir.mkdir(parents=True, exist_ok=True)

@@ -495,6 +495,8 @@ def test_summary_numbers_and_verdicts_by_hand():
     assert s["cts_mmc_auc_vs_dqn_pct"] == pytest.approx(200.0) and "dqn_auc_vs_dqn_pct" not in s
     assert s["verdict"].startswith("agrees: AUC over DQN: DQN-PixelCNN +900%, DQN-CTS +200%")
     assert s["curve_window_steps"] == 25
+    p = dqn_bonus.paper(res)  # the paper's rows carry the summary's names
+    assert set(p) == {"verdict", "dqn_auc", "cts_mmc_auc", "pixelcnn_mmc_auc"} and set(p) <= set(s)
     worse = [runs[0], runs[1], _study("cts_mmc", 0, [0, 0.8, 0.8, 0.8]), runs[3]]
     assert dqn_bonus.summary(AgentExperimentResults(worse, curve_window=25))["verdict"].startswith("partly")
     flat = [runs[0], runs[1], runs[2], _study("pixelcnn_mmc", 0, [0, 0, 0, 0])]
@@ -536,7 +538,7 @@ def test_paper_entries_quote_the_paper_for_the_env():
                _result("pixelcnn_mmc", 0, [50], [0.0], env="ALE/Venture-v5")]
     p = dqn_bonus.paper(AgentExperimentResults(venture, curve_window=25))
     assert p["pixelcnn_mmc_max_score"] == 1356.25 and p["dqn_max_score"] == 163.0 and p["cts_mmc_max_score"] == 82.2
-    assert p["dqn"] == dqn_bonus.PAPER_CLAIMS["dqn"] and p["verdict"].startswith("DQN-PixelCNN > DQN-CTS > DQN")
+    assert p["dqn_auc"] == dqn_bonus.PAPER_CLAIMS["dqn"] and p["verdict"].startswith("DQN-PixelCNN > DQN-CTS > DQN")
     p = pg_scale.paper(AgentExperimentResults([_result("pixelcnn_mmc", 0, [50], [0.0], env="ALE/Venture-v5", key="c10")],
                                               curve_window=25))
     assert p["c10_best_peak"].startswith("record peak 1,500") and "c0.1_best_peak" not in p

@@ -231,6 +231,10 @@ def test_fig11_decided_on_a_hand_made_study(tmp_path):
     m = dsf.metrics("fig11", s, d)
     assert m["summary"]["verdict"].startswith("agrees: progress") and m["summary"]["bonus_mmc_success_rate_mean"] == 1.0
     assert m["intervals"]["bonus_mmc"]["solved_seeds"] == 5 and m["summary"]["dqn_solved_runs"] == "0 of 5"
+    # the paper's rows carry the summary's names: each line's claim beside its success rate
+    assert set(m["paper"]) == {"verdict", "dqn_success_rate_mean", "dqn_mmc_success_rate_mean",
+                               "bonus_success_rate_mean", "bonus_mmc_success_rate_mean"} and set(m["paper"]) <= set(m["summary"])
+    assert m["paper"]["bonus_mmc_success_rate_mean"] == "rapid training progress, high score"
     note = dsf.closing_note("fig11", s, d)
     assert "Verdict: agrees." in note and "took 1.0 min" in note
     # the same logs at the smoke profile: not testable, the rule's outcome kept

@@ -12,7 +12,7 @@ import pytest
 
 from pcnn_explore.experiments import density_stats as ds
 from pcnn_explore.experiments import density_verdicts as dv
-from pcnn_explore.report_index import verdict_word
+from pcnn_explore.report.index import verdict_word
 
 SEEDS = [0, 2, 4]
 HALF = 4.302652729911275 / math.sqrt(3)  # half-width per unit of standard deviation, 3 seeds

@@ -127,11 +127,15 @@ def test_a_kit_finding_never_counts_as_agreement_with_the_paper():
     assert all(f["answer"] not in VERDICTS for f in s["findings"] if f["kind"] == "kit")
     assert [line.split(":")[0] for line in s["lines"] if not line.startswith("  ")] == [
         "paper", "kit (the issue's goal, not the paper's claim)", "kit", "kit"]
+    # sentences in words, for the report: no Python list or None in them
+    assert "late in no seed (N = 10): inconclusive" in s["lines"][0]
+    assert any(x.endswith("baselines in none: none") for x in s["lines"])
+    assert not any("[]" in x or "None" in x for x in s["lines"])
     # no paper claim decided (one seed): kit findings that hold still give no verdict on the paper
     one = {"dqn": {10: _row(1, 0)}, "cts_mmc": {10: _row(1, 1)}}
     assert exp.summary("study", one, rooms, located)["verdict"] == "not testable at this profile"
     # metrics.json as the report index reads it: the verdict word is the paper claim's, not the kit's
-    from pcnn_explore.report_index import verdict_word
+    from pcnn_explore.report.index import verdict_word
 
     m = exp.metrics(exp.ExplorationSettings(), table, rooms, located, s)
     assert verdict_word(m) == "inconclusive" and m["paper"] == exp.PAPER

@@ -23,3 +23,28 @@ def test_training_curves_are_told_apart_too():
     lines = fig.axes[0].get_lines()
     assert lines[0].get_marker() != lines[1].get_marker() and lines[0].get_linestyle() != lines[1].get_linestyle()
     assert [t.get_text() for t in fig.axes[0].get_legend().get_texts()] == ["a (1 seed)", "b (1 seed)"]
+
+
+def _samples_results(n):
+    from types import SimpleNamespace
+
+    img = [np.zeros((42, 42), dtype=np.int64)] * n
+    models = ("cts", "convcts", "pixelcnn", "pixelcnn_pos")
+    return SimpleNamespace(policies=("explorer",), real={"explorer": img},
+                           heldout_loss={"explorer": {m: 400.0 for m in models}}, samples={"explorer": {m: img for m in models}})
+
+
+def test_fig4_of_a_short_run_is_wide_with_its_titles_whole():
+    """One sample a model (the smoke profile): the five rows lie side by side, each title over two
+    lines, not a 1.6-inch strip whose titles run off the figure; eight samples keep a row each."""
+    from pcnn_explore.plots.density import plot_samples
+
+    fig = plot_samples(_samples_results(1))
+    width, height = fig.get_size_inches()
+    assert (width, height) == (9.5, 2.1) and len(fig.axes) == 5
+    assert fig.axes[4].get_title() == "PixelCNN (position bias)\n(held-out 400 nats)"
+    fig.canvas.draw()
+    right = max(ax.title.get_window_extent().x1 for ax in fig.axes)
+    assert right <= fig.bbox.width  # every title inside the figure
+    fig = plot_samples(_samples_results(8))
+    assert tuple(fig.get_size_inches()) == (12.8, 9.0) and fig.axes[8].get_title(loc="left").startswith("CTS (held-out")

@@ -1,8 +1,11 @@
 import math
 
 
-def test_pseudo_counts_notebook_smoke(notebook_runner):
+def test_pseudo_counts_notebook_smoke(notebook_runner, tmp_path):
     metrics = notebook_runner("00_pseudo_counts.ipynb", seed=0)
+    # the report's thumbnail: Sec. 3.4's figure, pseudo-count against real count
+    assert metrics["main_figure"] == "counts_vs_real.png"
+    assert (tmp_path / "00_pseudo_counts" / "counts_vs_real.png").stat().st_size > 10_000
     s = metrics["summary"]
     assert metrics["profile"] == "smoke"
     assert s["n_frames"] == 120

@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from pcnn_explore.report_index import verdict_word
+from pcnn_explore.report.index import verdict_word
 
 # single-threaded BLAS in the notebook kernels: the frame conversion multiplies small matrices
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")

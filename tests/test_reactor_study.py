@@ -144,3 +144,8 @@ def test_presets():
     assert rs.settings_for("smoke", seed=3, n_seeds=2).seeds == (3, 4)
     specs = rs.specs(s, "/x")
     assert len(specs) == 4 * 5 and specs[0].env == "DeepSea-10-v0" and specs[0].steps == 10 * s.episodes
+
+
+def test_the_papers_claim_is_the_reports_claim():
+    """The report index shows ``paper.verdict`` as the notebook's claim: 13 states both of its claims."""
+    assert "Fig. 7, 8" in rs.PAPER["verdict"] and "Sec. 4.2" in rs.PAPER["verdict"]

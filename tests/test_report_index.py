@@ -11,8 +11,9 @@ import nbformat
 import pytest
 
 from pcnn_explore import cli
-from pcnn_explore.report_index import main_figure, verdict_word
-from pcnn_explore.reproduce import NotebookResult, write_index
+from pcnn_explore.report.index import main_figure, notebook_verdict, verdict_word
+from pcnn_explore.report.reproduce import NotebookResult, write_index
+from pcnn_explore.verdicts import VERDICT_COLOURS, VERDICTS
 
 _PNG = ("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==")
 
@@ -132,7 +133,7 @@ def test_write_index_without_merge_keeps_only_the_results(tmp_path):
 
 
 def test_inconclusive_is_a_verdict_with_its_own_colour(tmp_path):
-    from pcnn_explore.verdicts import VERDICT_COLOURS
+    from pcnn_explore.verdicts import VERDICT_COLOURS, VERDICTS
 
     assert verdict_word({"profile": "study", "summary": {"verdict": "Inconclusive: [-0.2, 0.4]"}}) == "inconclusive"
     d = tmp_path / "07_x"
@@ -144,3 +145,104 @@ def test_inconclusive_is_a_verdict_with_its_own_colour(tmp_path):
     assert re.search(r'class="badge"[^>]*>([^<]+)<', row).group(1) == "inconclusive"
     colour = VERDICT_COLOURS["inconclusive"]
     assert colour in row and colour not in {VERDICT_COLOURS[w] for w in VERDICT_COLOURS if w != "inconclusive"}
+
+    # the page lists every verdict word in its colour, inconclusive among them, whichever words occur
+    write_index([], tmp_path / "empty", "study", merge=False)
+    legend = (tmp_path / "empty" / "index.html").read_text().split('<p class="legend">', 1)[1].split("</p>", 1)[0]
+    assert re.findall(r'background:(#[0-9a-f]{6})">([^<]+)<', legend) == [(VERDICT_COLOURS[w], w) for w in VERDICTS]
+
+
+# ------------------------------------------------------------------ the page read in full
+_NESTED = {
+    "profile": "study",
+    "summary": {"loss_nats": 0.123456, "frames": 12000, "seeds": [0, 2, 4], "solved": True, "holds": False,
+                "largest_separated": None, "per_seed": [1.5, None, 2.5], "nothing": [],
+                "lines": ["DeepSea, N at least 20: the bonus agents reach the goal late in every seed",
+                          "kit: the position-biased PixelCNN ranks cells by visits"],
+                "findings": [{"name": "deep_sea", "kind": "paper", "answer": "agrees"},
+                             {"name": "coverage", "kind": "kit", "answer": "holds"}],
+                "goals": {"coverage": {"holds": False, "ratios": {"cts_mmc_intrinsic": 1.21}},
+                          "deep_sea": {"detail": {"5": {"dqn": "1 of 1 seeds", "cts_mmc": "0 of 1 seeds"}},
+                                       "sizes": [], "word": None, "matrix": [[1, 2], [3, 4]]}},
+                "verdict": "VERDICT"},
+    "paper": {"loss_nats": "about 0.1", "frames": 10000, "goals": {"coverage": {"holds": "yes, 2x the cells"}},
+              "mmc_beta": 0.1, "verdict": "the paper says so"},
+    "atari": {"summary": {"dqn_auc": 0.5, "verdict": "partly: one of two games"},
+              "paper": {"dqn_auc": "far behind", "verdict": "the Atari claim"}},
+}
+
+
+def _result(out, name, metrics, status="ok", error=None):
+    d = out / name
+    d.mkdir(parents=True, exist_ok=True)
+    (d / "metrics.json").write_text(json.dumps(metrics))
+    return NotebookResult(name=name, status=status, seconds=1.0, output_dir=d, executed=d / "x.ipynb", html=None,
+                          metrics=metrics, error=error)
+
+
+def _body(page: str) -> str:
+    """The page without its style sheet (CSS has braces of its own)."""
+    return re.sub(r"<style>.*?</style>", "", page, flags=re.S)
+
+
+def test_no_json_or_python_text_in_the_index(tmp_path):
+    """Nested dicts, lists, bools, None and numbers, under every verdict word: tables and items only."""
+    sentences = {"agrees": "agrees over 3 seeds: slope below 1", "partly": "Partly: one of two claims",
+                 "differs": "differs: above", "inconclusive": "inconclusive: interval straddles 0",
+                 "not testable at this profile": "not testable at this profile: one seed",
+                 "no verdict": "similar losses"}
+    results = []
+    for i, (word, sentence) in enumerate(sentences.items()):
+        metrics = json.loads(json.dumps(_NESTED).replace("VERDICT", sentence))
+        results.append(_result(tmp_path, f"{i:02d}_{word.split()[0]}", metrics))
+    results.append(_result(tmp_path, "06_broken", {}, status="failed", error="06_broken.ipynb: cell 3 raised KeyError"))
+    write_index(results, tmp_path, "study")
+    page = (tmp_path / "index.html").read_text()
+    body = _body(page)
+    for raw in ("{", "}", "[", "]", "&quot;", "&#x27;"):
+        assert raw not in body, raw
+    assert not re.search(r"\b(True|False|None|null|true|false)\b", body)
+    badges = re.findall(r'class="badge"[^>]*>([^<]+)<', _overview(page))
+    assert badges == [*sentences, "failed"]
+    for word, colour in VERDICT_COLOURS.items():
+        assert f'style="background:{colour}">{word}</span>' in page
+    section = body.split('<section id="00_agrees">', 1)[1].split("</section>", 1)[0]
+    for cells in ("<td>loss_nats</td><td>0.1235</td><td>about 0.1</td>", "<td>frames</td><td>12,000</td><td>10,000</td>",
+                  "<td>seeds</td><td>0, 2, 4</td><td></td>", "<td>solved</td><td>yes</td>", "<td>holds</td><td>no</td>",
+                  '<td>largest_separated</td><td><span class="none">&ndash;</span></td>', "<td>nothing</td><td>none</td>",
+                  "<td>mmc_beta</td><td></td><td>0.1</td>", "<li>kit: the position-biased PixelCNN ranks cells by visits</li>",
+                  "<th>name</th><th>kind</th><th>answer</th>", "<td>holds</td><td>no</td><td>yes, 2x the cells</td>",
+                  "<td>5</td><td>1 of 1 seeds</td><td>0 of 1 seeds</td>", "<td>1</td><td>2</td>",
+                  '<h4 class="group">goals / coverage / ratios</h4>', "<td>dqn_auc</td><td>0.5</td><td>far behind</td>",
+                  '<p class="verdict">partly: one of two games</p>'):
+        assert cells in section, cells
+
+
+def test_a_smoke_notebook_reads_one_verdict_in_its_row_and_its_section(tmp_path):
+    """Smoke is never a verdict: a notebook sentence starting with "agrees" is kept as its reading,
+    after the one word shown in the overview and in the section alike (03 said "not testable" in
+    the overview and "agrees" in its section)."""
+    m = {"profile": "smoke", "summary": {"verdict": "agrees: best named - best other = -5 nats", "best": "constant"},
+         "paper": {"verdict": "lowest loss: constant 1e-3"}}
+    write_index([_result(tmp_path, "03_lr", m)], tmp_path, "smoke")
+    page = (tmp_path / "index.html").read_text()
+    row = _overview(page).split("<tr>")[2]
+    section = page.split('<section id="03_lr">', 1)[1]
+    expected = ("not testable at this profile: smoke runs check the plumbing only (the notebook&#x27;s reading, "
+                "not a verdict: agrees: best named - best other = -5 nats)")
+    assert f'<small class="why">{expected}</small>' in row and f'<p class="verdict">{expected}</p>' in section
+    assert ">not testable at this profile</span>" in row and ">not testable at this profile</span>" in section
+    assert ">agrees<" not in row and ">agrees<" not in section
+    assert notebook_verdict(m) == ("not testable at this profile", expected.replace("&#x27;", "'"))
+    assert notebook_verdict({"profile": "study", "summary": {"verdict": "agreesome"}}) == ("no verdict", "agreesome")
+    assert notebook_verdict(None, "failed", "cell 2 raised") == ("failed", "cell 2 raised")
+
+
+def test_the_banner_keeps_the_command_on_one_line(tmp_path):
+    write_index([_result(tmp_path, "01_a", {"profile": "smoke", "summary": {"verdict": "not testable at this profile"}})],
+                tmp_path, "smoke")
+    page = (tmp_path / "index.html").read_text()
+    banner = page.split('<div class="banner">', 1)[1].split("</div>", 1)[0]
+    assert "<code>pcnn-explore reproduce --profile study</code>" in banner
+    style = page.split("<style>", 1)[1].split("</style>", 1)[0]
+    assert re.search(r"(^|[\s}])code\s*\{[^}]*white-space:\s*nowrap", style)  # no line break at its hyphens

@@ -9,7 +9,7 @@ import pytest
 
 from pcnn_explore import cli
 from pcnn_explore import resources
-from pcnn_explore.reproduce import DEFAULT_NOTEBOOKS, find_notebooks, reproduce
+from pcnn_explore.report.reproduce import DEFAULT_NOTEBOOKS, find_notebooks, reproduce
 
 
 def _notebook(*cells: str) -> nbformat.NotebookNode:
@@ -149,3 +149,16 @@ def test_bad_arguments_fail_before_running(fake_notebooks, tmp_path):
     with pytest.raises(ValueError, match="is a file"):
         reproduce("smoke", notebooks_dir=fake_notebooks, out=tmp_path / "file")
     assert not (tmp_path / "o").exists()
+
+
+def test_the_old_import_paths_are_the_report_package():
+    import pcnn_explore.reproduce as old
+    from pcnn_explore import report
+    from pcnn_explore.report import metrics
+    from pcnn_explore.report import reproduce as new
+    from pcnn_explore.reproduce import NotebookResult, reproduce as run
+
+    assert old is new and run is new.reproduce and NotebookResult is new.NotebookResult
+    assert (report.write_metrics, report.read_metrics, report.paper_vs_run) == \
+        (metrics.write_metrics, metrics.read_metrics, metrics.paper_vs_run)
+    assert cli.COMMANDS["reproduce"][0] == "pcnn_explore.report.reproduce"

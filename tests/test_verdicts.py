@@ -137,3 +137,17 @@ def test_share_of_seeds_on_the_exact_interval():
     assert share_verdict(2, 5, 0.1).values == (1.0, 1.0, 0.0, 0.0, 0.0)
     with pytest.raises(ValueError, match="binomial_interval"):
         share_verdict(6, 5, 0.1)
+
+
+def test_word_of_reads_the_first_word_of_every_notebook_sentence():
+    from pcnn_explore.experiments import density_verdicts as dv
+    from pcnn_explore.verdicts import word_of
+
+    assert word_of("agrees over 3 seeds: slope - 1 < 0") == "agrees" and word_of("  Partly: one of two") == "partly"
+    assert word_of("inconclusive (2 of 3 seeds)") == "inconclusive"
+    assert word_of("not testable at this profile") == "not testable at this profile"
+    assert word_of("agreesome") is None and word_of("similar losses") is None and word_of("") is None
+    # 02's sentence comes from the density verdicts' one producer, its word from VERDICTS
+    claims = dv.episode_spikes([0.5, 0.6, 0.7], [0.1, 0.1, 0.12], [0, 2, 4])
+    assert word_of(dv.verdict_line("study", claims, 3)) == "agrees"
+    assert word_of(dv.verdict_line("study", claims, 2)) == "not testable at this profile"

@@ -118,14 +118,15 @@ def games_verdict(per_game: dict[str, str]) -> str:
 
 
 def paper(figure: str, results: AgentExperimentResults) -> dict[str, Any]:
-    """metrics.json's ``paper``: the paper's claim per line (``<key>``), its numbers under the summary's
-    names where it gives them for this env (Fig. 5: the appendix table's maximum scores; Fig. 12:
-    Sec. 6's record peaks for c > 0.1, beside the best peak), and its claim as ``verdict``."""
+    """metrics.json's ``paper``, under the summary's names: the paper's claim of each line beside
+    its learning curve's area (``<key>_auc``), the paper's numbers where it gives them for this env
+    (Fig. 5: the appendix table's maximum scores; Fig. 12: Sec. 6's record peaks for c > 0.1, beside
+    the best peak), and its claim as ``verdict``."""
     from pcnn_explore.experiments.agent_figures import FIGURES
     from pcnn_explore.sweep.report import load_paper_scores, RECORD_PEAK, PAPER_COLUMNS
 
     fig = FIGURES[figure]
-    out: dict[str, Any] = {key: claim for key, claim in fig.claims.items()}
+    out: dict[str, Any] = {f"{key}_auc": claim for key, claim in fig.claims.items()}
     scores = load_paper_scores().get(results.envs[0], {})
     for a in fig.arms:
         if figure == "fig5" and a.variant in PAPER_COLUMNS and not math.isnan(scores.get(PAPER_COLUMNS[a.variant], math.nan)):

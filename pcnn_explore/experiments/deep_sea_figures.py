@@ -38,7 +38,7 @@ from pcnn_explore.experiments.deep_sea_study import (
 )
 from pcnn_explore.verdicts import binomial_interval, t_interval
 
-__all__ = ["FIGURES", "RULES", "variants", "settings", "run", "decide", "metrics", "closing_note", "scale_key",
+__all__ = ["FIGURES", "RULES", "variants", "settings", "run", "decide", "metrics", "line_claims", "closing_note", "scale_key",
            "PAPER_SCALES", "interval", "per_seed_figure", "scaling_figure", "coverage_figure", "atari"]
 
 FIGURES = {"fig5": "Fig. 5", "fig11": "Fig. 11", "fig12": "Fig. 12", "fig13": "Fig. 13"}
@@ -68,6 +68,21 @@ PAPER_CLAIMS = {"fig5": "the bonus makes DQN explore: DQN-CTS and DQN-PixelCNN f
                 "fig11": "only the bonus with MMC makes progress on hard, sparse-reward games",
                 "fig12": "robust across c = 0.1 to 10; a larger c explores harder, peaks sooner",
                 "fig13": "the intrinsic reward alone trains an agent that explores and scores"}
+
+
+#: Fig. 11's DeepSea lines that stand for the paper's DQN-PixelCNN lines (the bonus model is CTS here)
+_PAPER_LINES = {"fig11": {"bonus": "pixelcnn", "bonus_mmc": "pixelcnn_mmc"}}
+
+
+def line_claims(figure: str, keys: Sequence[str]) -> dict[str, str]:
+    """The paper's claim of each line (:data:`pcnn_explore.experiments.agent_figures.FIGURES`) named
+    as the summary names the line's success rate, ``<key>_success_rate_mean``, so the report shows
+    each claim beside this run's number; a line the paper does not draw (the kit's) gets none."""
+    from pcnn_explore.experiments.agent_figures import FIGURES as ATARI
+
+    said = ATARI[figure].claims
+    lines = {k: _PAPER_LINES.get(figure, {}).get(k, k) for k in keys}
+    return {f"{k}_success_rate_mean": said[line] for k, line in lines.items() if line in said}
 
 
 def scale_key(c: float) -> str:
@@ -209,7 +224,8 @@ def metrics(figure: str, study: DeepSeaStudy, decided: dict[str, Any], atari: di
                        **{f"{k}_solved_runs": f"{sum(r.solved for r in study.runs if r.key == k)} of "
                                               f"{sum(1 for r in study.runs if r.key == k)}" for k in study.keys},
                        "run_minutes": study.wall_s / 60},
-           "paper": {"verdict": PAPER_CLAIMS[figure]}, "main_figure": "deep_sea_scaling.png"}
+           "paper": {"verdict": PAPER_CLAIMS[figure], **line_claims(figure, study.keys)},
+           "main_figure": "deep_sea_scaling.png"}
     if atari is not None:
         out["atari"] = atari
     return out

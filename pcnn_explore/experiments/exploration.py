@@ -392,8 +392,9 @@ def summary(profile: str, table: dict, rooms: dict, maps: "CountMaps") -> dict[s
     goals = {"deep_sea": deep_sea_goal(table), "coverage": coverage_goal(rooms), "location": location_goal(maps)}
     d, c, loc = goals["deep_sea"], goals["coverage"], goals["location"]["summary"]
     found = {f["name"]: f["answer"] for f in findings(profile, goals)}
+    hard = f"N = {', '.join(str(n) for n in d['hard'])}" if d["hard"] else "none"  # words, not a list
     lines = [f"paper: the bonus makes DQN reach DeepSea's +1 where DQN does not, decided over seeds at each N "
-             f"where DQN reached it late in no seed ({d['hard']}): {found['deep_sea']}"]
+             f"where DQN reached it late in no seed ({hard}): {found['deep_sea']}"]
     for n, row in d["seed_tests"].items():
         lines += [f"  N = {n}: {t['sentence']}" for t in row.values()]
     lines.append(f"kit (the issue's goal, not the paper's claim): at N >= {GOAL_N} DQN-CTS and DQN-PixelCNN "
@@ -401,7 +402,7 @@ def summary(profile: str, table: dict, rooms: dict, maps: "CountMaps") -> dict[s
     for n, row in d["detail"].items():
         lines.append(f"  N = {n}: " + ", ".join(f"{label(v)} {t}" for v, t in row.items()))
     lines.append(f"  largest N where the bonus agents reach it in every seed and the baselines in none: "
-                 f"{d['largest_separated']}")
+                 f"{'none' if d['largest_separated'] is None else d['largest_separated']}")
     lines.append("kit: on the egocentric task intrinsic-only agents visit >= 2x the distinct cells of DQN: "
                  f"{found['coverage']} (ratios " + ", ".join(f"{label(v)} {r:.2f}" for v, r in c["ratios"].items())
                  + ")")

@@ -111,26 +111,37 @@ def plot_lr_schedules(results, smooth: int = 500):
     return fig
 
 
+#: Fig. 4 with at most this many samples a model lays its rows out as columns (a short run's figure
+#: stays wide enough for its titles, and readable as a thumbnail)
+FEW_SAMPLES = 2
+
+
 def plot_samples(results, levels: int = 8, policy: str | None = None):
     """Fig. 4: one row of samples per model (and a row of real training frames) of ``policy``'s
     stream (default: the main one), grey levels 0..levels-1, each model's held-out loss in its
-    row title."""
+    row title. With at most :data:`FEW_SAMPLES` samples a model, the rows are columns instead
+    (titles on top, over two lines)."""
     policy = policy or results.policies[0]
     rows = [(f"training frames ({policy_label(policy)})", results.real[policy])] + [
         (f"{label(m)} (held-out {results.heldout_loss[policy][m]:.0f} nats)", s)
         for m, s in results.samples[policy].items()]
-    ncols = max(len(s) for _, s in rows)
-    fig, axes = _figure(len(rows), ncols, width=1.6, height=1.8)
+    n = max(len(s) for _, s in rows)
+    across = n <= FEW_SAMPLES
+    fig, axes = (_figure(n, len(rows), width=1.9, height=2.1) if across else _figure(len(rows), n, width=1.6, height=1.8))
     for r, (title, images) in enumerate(rows):
-        for c in range(ncols):
-            ax = axes[r, c]
+        for c in range(n):
+            ax = axes[c, r] if across else axes[r, c]
             ax.set_xticks([])
             ax.set_yticks([])
             if c < len(images):
                 ax.imshow(images[c], cmap="gray", vmin=0, vmax=levels - 1, interpolation="nearest")
             else:
                 ax.axis("off")
-        axes[r, 0].set_title(title, loc="left", fontsize=9)
+        if across:
+            head, _, tail = title.rpartition(" (")
+            axes[0, r].set_title(f"{head}\n({tail}", fontsize=9)
+        else:
+            axes[r, 0].set_title(title, loc="left", fontsize=9)
     return fig
 
 

@@ -3,11 +3,13 @@
 The page opens with one line per notebook: its verdict, coloured (``agrees`` green, ``partly``
 amber, ``differs`` red, ``inconclusive`` violet, ``not testable at this profile`` grey; the words and
 colours of :mod:`pcnn_explore.verdicts`; read from the first word of
-``metrics.json``'s ``summary.verdict``, see DESIGN "Verdicts in the report"), the paper's claim,
-and a thumbnail of the notebook's main figure linking to its HTML. A smoke run carries a banner:
-smoke is a plumbing check and its numbers mean nothing; every smoke notebook reads
-``not testable at this profile`` whatever its text says. Below, per notebook, the numbers beside
-the paper's as an HTML table.
+``metrics.json``'s ``summary.verdict`` by :func:`pcnn_explore.verdicts.word_of`, see DESIGN
+"Verdicts in the report"), the paper's claim, and a thumbnail of the notebook's main figure
+linking to its HTML. A smoke run carries a banner: smoke is a plumbing check and its numbers mean
+nothing; every smoke notebook reads ``not testable at this profile`` whatever its text says
+(:func:`notebook_verdict`, the one source of the word and sentence of a notebook's row and its
+section). Below, per notebook, the numbers beside the paper's as HTML tables
+(:mod:`pcnn_explore.report.tables`: no JSON or Python text, nested values as sub-tables).
 
 Main figure: ``metrics.json``'s ``main_figure`` (a file name in the notebook's output folder),
 else the first PNG there (by name). Runs of a subset (``--only``) merge into the existing index:
@@ -20,30 +22,45 @@ import html
 import json
 import os
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from pcnn_explore.atomic import write_text_atomic
-from pcnn_explore.verdicts import VERDICT_COLOURS, VERDICTS
+from pcnn_explore.report.tables import comparison, value_html
+from pcnn_explore.verdicts import VERDICT_COLOURS, VERDICTS, word_of
 
-__all__ = ["VERDICTS", "verdict_word", "main_figure", "write_index", "RECORDS"]
+__all__ = ["VERDICTS", "notebook_verdict", "verdict_word", "main_figure", "write_index", "RECORDS"]
 
 #: the file, beside index.html, holding one record per notebook run
 RECORDS = "index.json"
 _COLOURS = {**VERDICT_COLOURS, "no verdict": "#757575", "failed": "#c62828"}
+NOT_TESTABLE = VERDICTS[-1]  # "not testable at this profile"
 
 
-def verdict_word(metrics: dict | None, status: str = "ok") -> str:
-    """One of VERDICTS, or "failed" / "no verdict", for a notebook's metrics.json."""
+def notebook_verdict(metrics: Mapping | None, status: str = "ok", error: str | None = None) -> tuple[str, str]:
+    """(word, sentence) of one notebook: the one source of its badge and of the sentence shown
+    beside it, in the overview and in the notebook's section alike.
+
+    The word is one of VERDICTS (the one ``summary.verdict`` starts with,
+    :func:`pcnn_explore.verdicts.word_of`), "no verdict" when it starts with none, or "failed"
+    (``status`` not "ok"; the sentence is then ``error``). A smoke run is ``not testable at this
+    profile`` whatever the notebook wrote: a sentence starting with another word is kept after
+    that word as the notebook's reading, never as a verdict.
+    """
     if status != "ok":
-        return "failed"
+        return "failed", str(error or "")
     metrics = metrics or {}
-    if metrics.get("profile") == "smoke":
-        return "not testable at this profile"
-    text = str((metrics.get("summary") or {}).get("verdict", "")).strip().lower()
-    for word in sorted(VERDICTS, key=len, reverse=True):
-        if text.startswith(word):
-            return word
-    return "no verdict"
+    summary = metrics.get("summary")
+    text = str((summary.get("verdict") if isinstance(summary, Mapping) else None) or "").strip()
+    word = word_of(text)
+    if metrics.get("profile") == "smoke" and word != NOT_TESTABLE:
+        reading = f" (the notebook's reading, not a verdict: {text})" if text else ""
+        return NOT_TESTABLE, f"{NOT_TESTABLE}: smoke runs check the plumbing only{reading}"
+    return word or "no verdict", text
+
+
+def verdict_word(metrics: Mapping | None, status: str = "ok") -> str:
+    """One of VERDICTS, or "failed" / "no verdict", for a notebook's metrics.json (:func:`notebook_verdict`)."""
+    return notebook_verdict(metrics, status)[0]
 
 
 def main_figure(output_dir: Path, metrics: dict | None) -> Path | None:
@@ -83,28 +100,9 @@ def _merged_records(results: Sequence, out: Path, merge: bool) -> list[dict[str,
     return [records[k] for k in sorted(records)]
 
 
-def _cell(value: Any) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, float):
-        return html.escape(f"{value:.4g}")
-    if isinstance(value, (dict, list)):
-        return html.escape(json.dumps(value))
-    return html.escape(str(value))
-
-
 def _badge(word: str) -> str:
     return (f'<span class="badge" style="background:{_COLOURS.get(word, "#757575")}">'
             f'{html.escape(word)}</span>')
-
-
-def _table(summary: dict, paper: dict) -> str:
-    names = [k for k in summary if k != "verdict"] + [k for k in paper if k not in summary and k != "verdict"]
-    if not names:
-        return ""
-    rows = "".join(f"<tr><td>{html.escape(str(k))}</td><td>{_cell(summary.get(k))}</td>"
-                   f"<td>{_cell(paper.get(k))}</td></tr>" for k in names)
-    return f'<table class="fig"><tr><th>quantity</th><th>this run</th><th>paper</th></tr>{rows}</table>'
 
 
 def _section(rec: dict, out: Path) -> tuple[str, str]:
@@ -117,10 +115,10 @@ def _section(rec: dict, out: Path) -> tuple[str, str]:
             metrics = json.loads((out_dir / "metrics.json").read_text())
         except ValueError:
             metrics = None
-    word = verdict_word(metrics, rec["status"])
+    word, sentence = notebook_verdict(metrics, rec["status"], rec.get("error"))
     summary, paper = (metrics or {}).get("summary") or {}, (metrics or {}).get("paper") or {}
-    claim = paper.get("verdict", "")
-    verdict_text = rec.get("error") if rec["status"] != "ok" else summary.get("verdict", "")
+    claim = value_html(paper.get("verdict", "")) if isinstance(paper, Mapping) else ""
+    summary, paper = (summary if isinstance(summary, Mapping) else {}), (paper if isinstance(paper, Mapping) else {})
     href = rec.get("html")
     link = (f'<a href="{html.escape(href)}">{html.escape(name)}</a>' if href else html.escape(name))
     figure = main_figure(out_dir, metrics)
@@ -131,12 +129,25 @@ def _section(rec: dict, out: Path) -> tuple[str, str]:
         thumb = f'<a href="{html.escape(href)}">{img}</a>' if href else img
     profile = rec.get("profile") or (metrics or {}).get("profile") or ""
     status = '<span class="ok">ok</span>' if rec["status"] == "ok" else '<span class="failed">failed</span>'
+    why = html.escape(sentence)
     row = (f'<tr><td>{link}<br><small>{status}, {html.escape(str(profile))}, {rec["seconds"]:.1f} s</small></td>'
-           f'<td>{_badge(word)}</td><td>{html.escape(str(claim))}<br><small class="why">'
-           f'{html.escape(str(verdict_text or ""))}</small></td><td>{thumb}</td></tr>')
+           f'<td>{_badge(word)}</td><td>{claim}<br><small class="why">{why}</small></td><td>{thumb}</td></tr>')
     detail = (f'<section id="{html.escape(name)}"><h2>{link} {_badge(word)}</h2>'
-              f'<p class="verdict">{html.escape(str(verdict_text or ""))}</p>{_table(summary, paper)}</section>')
+              f'<p class="verdict">{why}</p>{comparison(summary, paper)}{_parts(metrics)}</section>')
     return row, detail
+
+
+def _parts(metrics: Mapping | None) -> str:
+    """The summaries a notebook keeps besides its own (a top-level entry holding ``summary`` and
+    ``paper``, e.g. 07-10's ``atari`` at the paper profile): a titled table each, its verdict above."""
+    blocks = []
+    for key, part in (metrics or {}).items():
+        if key in ("summary", "paper") or not (isinstance(part, Mapping) and isinstance(part.get("summary"), Mapping)):
+            continue
+        s, p = part["summary"], part.get("paper") if isinstance(part.get("paper"), Mapping) else {}
+        blocks.append(f'<h3>{html.escape(str(key))}</h3><p class="verdict">{html.escape(str(s.get("verdict", "")))}</p>'
+                      + comparison(s, p))
+    return "".join(blocks)
 
 
 def write_index(results: Sequence, out: str | os.PathLike, profile: str, merge: bool = True) -> Path:
@@ -155,6 +166,7 @@ def write_index(results: Sequence, out: str | os.PathLike, profile: str, merge: 
     for r in records:
         counts[verdict_word(_metrics(out, r), r["status"])] += 1
     tally = " · ".join(f"{_badge(w)} {n}" for w, n in counts.items() if n)
+    legend = " ".join(_badge(w) for w in VERDICTS)
     n_ok = sum(r["status"] == "ok" for r in records)
     page = f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>pcnn-explore reproduce ({html.escape(profile)})</title>
@@ -166,11 +178,15 @@ table.fig td, table.fig th {{ border: none; border-bottom: 1px solid #eee; font-
 .badge {{ color: white; padding: 2px 8px; border-radius: 4px; font-weight: bold; white-space: nowrap; }}
 .banner {{ background: #fff3cd; border: 2px solid #b7791f; padding: 10px; margin-bottom: 1em; }}
 small.why {{ color: #555; }} img.thumb {{ max-width: 220px; max-height: 140px; }} .verdict {{ font-size: 95%; }}
+code {{ white-space: nowrap; }} table.sub td, table.sub th {{ border: 1px solid #eee; padding: 2px 6px; font-size: 95%; }}
+h4.group {{ margin: 0.8em 0 0.2em; font-weight: normal; font-style: italic; }} p.paper {{ margin: 0.2em 0; color: #555; }}
+ul.items {{ margin: 0; padding-left: 1.2em; }} span.none {{ color: #999; }}
 </style></head><body>
 <h1>pcnn-explore reproduce: profile <code>{html.escape(", ".join(sorted(profiles)))}</code></h1>
 {banner}
 <p>{n_ok} of {len(records)} notebooks succeeded; total run time {sum(r["seconds"] for r in records):.0f} s.
 Verdicts: {tally}</p>
+<p class="legend">The verdict words: {legend}</p>
 <table class="overview"><tr><th>notebook</th><th>verdict</th><th>the paper's claim</th><th>main figure</th></tr>
 {chr(10).join(rows)}
 </table>

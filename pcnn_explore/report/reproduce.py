@@ -1,0 +1,286 @@
+"""``pcnn-explore reproduce``: execute every experiment notebook headlessly and summarise them.
+
+Usage::
+
+    pcnn-explore reproduce                          # smoke profile: plumbing check, ~minutes
+    pcnn-explore reproduce --profile study          # CPU-scale results (up to ~20 min a notebook)
+    pcnn-explore reproduce --profile paper --out runs/paper   # the paper's budgets (GPU)
+    pcnn-explore reproduce --only 03                # only notebooks whose name contains "03"
+    pcnn-explore reproduce --only "0[1-3]_*"        # or a glob on the file name
+
+Every ``NN_*.ipynb`` notebook shipped with the package (``notebooks/`` in a checkout; two digits,
+an underscore, a name) runs in order with papermill (kernel ``python3``, working directory
+``OUT/<notebook stem>``, so nothing is written beside the notebooks), with the injected parameters
+``profile`` and ``output_dir = OUT/<notebook stem>``. For each notebook the command writes, in
+``OUT/<stem>/``: the executed notebook ``<stem>.ipynb``, its HTML rendering ``<stem>.html``, and
+whatever the notebook writes there itself (``metrics.json``, figures). ``OUT/index.html``
+says at a glance which of the paper's claims the run reproduced: a coloured verdict per notebook
+(``summary.verdict``: agrees, partly, differs, inconclusive, not testable at this profile), the paper's claim
+and a thumbnail of the main figure (``main_figure`` in metrics.json, else the first PNG), linking
+to the notebook's HTML; then the key figures beside the paper's as tables. A smoke run carries a
+banner: its numbers mean nothing. ``--only`` merges into an existing index (``OUT/index.json``
+keeps one record per notebook) instead of shrinking it to the notebooks just run.
+
+A failing notebook does not stop the others; the command names the notebook and the failing
+cell (as numbered in the executed notebook) with the error, and exits with status 1. No
+notebooks found is an error (status 2).
+
+metrics.json convention (for every notebook author)
+--------------------------------------------------
+A notebook writes ``output_dir/metrics.json`` with :func:`pcnn_explore.report.write_metrics`.
+Besides free-form keys (always include ``"profile"``), two optional sub-dicts feed the index:
+
+- ``"summary"``: ``{name: value}``, the key figures of this run (numbers or short strings; lists
+  and nested dicts render as items and sub-tables, see :mod:`pcnn_explore.report.tables`) and
+  ``"verdict"``, which starts with a word of :data:`pcnn_explore.verdicts.VERDICTS` (``agrees``,
+  ``partly``, ``differs``, ``inconclusive`` or ``not testable at this profile``) followed by the
+  numbers that decide it,
+  e.g. ``{"final_loss_online_nats": 412.3, "pixelcnn_pg_variability": 0.21}``;
+- ``"paper"``: ``{name: claim}``, the paper's number or claim for the same names where the
+  paper gives one, e.g. ``{"pixelcnn_pg_variability": "lower than CTS (Fig. 9)"}``.
+
+The index shows one row per name in ``summary`` with the paper's entry of the same name beside
+it (names only in ``paper`` are listed with an empty run value; a dict on either side is a group
+with a table of its own, the paper's entries beside this run's of the same names). A top-level
+entry holding its own ``summary`` and ``paper`` (07-10's ``atari``) gets a table too. Keep names in the paper's words
+and put the unit in the name (``_nats``, ``_frames``). ``"main_figure"``: the file name (in
+``output_dir``) of the figure the index shows as a thumbnail.
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import fnmatch
+import functools
+import json
+import os
+import re
+import time
+from pathlib import Path
+from typing import Any, Sequence
+
+from pcnn_explore import resources
+from pcnn_explore.atomic import write_text_atomic
+from pcnn_explore.profiles import PROFILES, check_profile
+
+__all__ = ["NotebookResult", "find_notebooks", "reproduce", "write_index", "add_arguments", "run_cli",
+           "kernel_options", "DEFAULT_NOTEBOOKS", "DEFAULT_KERNEL"]
+
+#: the notebooks shipped with the package (package data; the checkout's notebooks/)
+DEFAULT_NOTEBOOKS = resources.notebooks_dir()
+DEFAULT_KERNEL = "python3"
+_NOTEBOOK_NAME = re.compile(r"^\d\d_.+\.ipynb$")
+
+
+@dataclasses.dataclass
+class NotebookResult:
+    """The outcome of one notebook run.
+
+    status: "ok" or "failed"; seconds: wall-clock run time; error: one line naming the notebook,
+    the failing cell and the exception (None when ok); failed_cell: the execution count of the
+    failing cell in the executed notebook (None when unknown or ok).
+    """
+
+    name: str
+    status: str
+    seconds: float
+    output_dir: Path
+    executed: Path
+    html: Path | None
+    metrics: dict[str, Any] | None
+    error: str | None = None
+    failed_cell: int | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+
+def find_notebooks(notebooks_dir: str | os.PathLike | None = None, only: str | None = None) -> list[Path]:
+    """The ``NN_*.ipynb`` notebooks of ``notebooks_dir`` (default: the package's notebooks), in
+    order, filtered by ``only`` (a glob on the file name if it holds ``*?[``, else a substring).
+
+    Raises FileNotFoundError when the directory is missing or nothing matches.
+    """
+    root = Path(notebooks_dir) if notebooks_dir is not None else DEFAULT_NOTEBOOKS
+    if not root.is_dir():
+        raise FileNotFoundError(
+            f"notebook directory {root} does not exist; pass --notebooks DIR (the folder holding "
+            "01_*.ipynb, 02_*.ipynb, ...)")
+    found = sorted(p for p in root.iterdir() if p.is_file() and _NOTEBOOK_NAME.match(p.name))
+    if not found:
+        raise FileNotFoundError(f"no notebooks named NN_*.ipynb in {root}; pass --notebooks DIR")
+    if only:
+        if any(c in only for c in "*?["):
+            found = [p for p in found if fnmatch.fnmatch(p.name, only) or fnmatch.fnmatch(p.stem, only)]
+        else:
+            found = [p for p in found if only in p.name]
+        if not found:
+            raise FileNotFoundError(f"no notebook in {root} matches --only {only!r}")
+    return found
+
+
+def _check_kernel(kernel_name: str) -> None:
+    from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
+
+    try:
+        KernelSpecManager().get_kernel_spec(kernel_name)
+    except NoSuchKernel:
+        raise ValueError(f"no Jupyter kernel named {kernel_name!r}; install one with "
+                         f"`python -m ipykernel install --user --name {kernel_name}`") from None
+
+
+def kernel_options() -> dict[str, Any]:
+    """Keyword arguments for ``papermill.execute_notebook`` that start and stop the kernel cleanly.
+
+    - Transport encryption: where pyzmq has CurveZMQ and the kernelspec declares it (ipykernel's
+      does), the kernel manager provisions keys, so the kernel talks to papermill encrypted and
+      does not warn "Kernel is running over TCP without encryption".
+    - Shutdown: jupyter_client interrupts a kernel (SIGINT to its process group) before asking it to
+      shut down. When papermill is done the kernel is idle, so that signal only hits whatever it
+      is finishing (logged as "KeyboardInterrupt caught in kernel.") and its worker processes.
+      The kernel manager given here skips it; a kernel that ignores the shutdown request is
+      still terminated by jupyter_client after its grace period.
+    """
+    import zmq
+    from traitlets.config import Config
+
+    manager = _idle_shutdown_kernel_manager()
+    config = Config()
+    if zmq.has("curve") and manager.class_traits(config=True).get("transport_encryption") is not None:
+        config.KernelManager.transport_encryption = "auto"  # jupyter_client >= 8.10
+    return {"kernel_manager_class": manager, "config": config}
+
+
+@functools.lru_cache(maxsize=None)
+def _idle_shutdown_kernel_manager() -> type:
+    from jupyter_client.manager import AsyncKernelManager
+
+    class _IdleShutdownKernelManager(AsyncKernelManager):
+        """An AsyncKernelManager whose shutdown does not send SIGINT first (see kernel_options)."""
+
+        async def _async_interrupt_kernel(self) -> None:
+            if self.shutting_down:
+                return
+            await super()._async_interrupt_kernel()
+
+    return _IdleShutdownKernelManager
+
+
+def _render_html(executed: Path, target: Path) -> Path:
+    import nbformat
+    from nbconvert import HTMLExporter
+
+    body, _ = HTMLExporter().from_notebook_node(nbformat.read(executed, as_version=4))
+    return write_text_atomic(target, body)
+
+
+def _run_one(notebook: Path, out: Path, profile: str, kernel_name: str) -> NotebookResult:
+    import papermill as pm
+    from papermill.exceptions import PapermillExecutionError
+
+    out_dir = (out / notebook.stem).resolve()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "metrics.json").unlink(missing_ok=True)  # never report a previous run's figures
+    executed = out_dir / notebook.name
+    error, failed_cell = None, None
+    start = time.perf_counter()
+    try:
+        pm.execute_notebook(str(notebook), str(executed), kernel_name=kernel_name,
+                            parameters={"profile": profile, "output_dir": str(out_dir)},
+                            cwd=str(out_dir), progress_bar=False, log_output=False, **kernel_options())
+    except PapermillExecutionError as exc:
+        failed_cell = exc.exec_count
+        error = f"{notebook.name}: cell [{exc.exec_count}] raised {exc.ename}: {exc.evalue}"
+    except Exception as exc:  # kernel died, could not start, bad notebook file, ...
+        error = f"{notebook.name}: {type(exc).__name__}: {exc}"
+    seconds = time.perf_counter() - start
+    html_path = None
+    if executed.is_file():
+        try:
+            html_path = _render_html(executed, out_dir / f"{notebook.stem}.html")
+        except Exception as exc:
+            error = error or f"{notebook.name}: HTML rendering failed: {type(exc).__name__}: {exc}"
+    metrics = None
+    if (out_dir / "metrics.json").is_file():
+        try:
+            metrics = json.loads((out_dir / "metrics.json").read_text())
+        except ValueError as exc:
+            error = error or f"{notebook.name}: metrics.json is not valid JSON: {exc}"
+    elif error is None:
+        error = f"{notebook.name}: ran but wrote no metrics.json in output_dir"
+    return NotebookResult(name=notebook.stem, status="failed" if error else "ok", seconds=seconds,
+                          output_dir=out_dir, executed=executed, html=html_path, metrics=metrics,
+                          error=error, failed_cell=failed_cell)
+
+
+def write_index(results: Sequence[NotebookResult], out: str | os.PathLike, profile: str, merge: bool = True) -> Path:
+    """Write ``out/index.html``: a coloured verdict, the paper's claim and a thumbnail per notebook,
+    then its numbers beside the paper's (:mod:`pcnn_explore.report.index`); notebooks recorded by
+    an earlier run in ``out`` stay unless ``merge`` is False."""
+    from pcnn_explore.report import index
+
+    return index.write_index(results, out, profile, merge=merge)
+
+
+def reproduce(profile: str = "smoke", only: str | None = None, out: str | os.PathLike | None = None,
+              notebooks_dir: str | os.PathLike | None = None, kernel_name: str = DEFAULT_KERNEL,
+              progress: bool = True) -> list[NotebookResult]:
+    """Run the notebooks (see the module docstring) and write ``out/index.html``.
+
+    ``out`` defaults to ``output/reproduce-<profile>`` in the current directory. Returns one
+    :class:`NotebookResult` per notebook, in order; failures are results, not exceptions. Bad
+    arguments (unknown profile, no notebooks, missing kernel, ``out`` is a file) raise before any
+    notebook runs.
+    """
+    from tqdm.auto import tqdm
+
+    check_profile(profile)
+    notebooks = find_notebooks(notebooks_dir, only)
+    out = Path(out) if out is not None else Path("output") / f"reproduce-{profile}"
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"--out {out} is a file; give a directory")
+    _check_kernel(kernel_name)
+    out.mkdir(parents=True, exist_ok=True)
+    results: list[NotebookResult] = []
+    bar = tqdm(notebooks, desc=f"reproduce ({profile})", unit="notebook", disable=not progress)
+    for nb in bar:
+        bar.set_postfix_str(nb.name)
+        result = _run_one(nb, out, profile, kernel_name)
+        if not result.ok:
+            bar.write(f"FAILED {result.error}")
+        results.append(result)
+        write_index(results, out, profile)  # the index is current even if a later run is killed
+    bar.close()
+    write_index(results, out, profile)
+    return results
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--profile", choices=PROFILES, default="smoke",
+                        help="smoke: plumbing check in seconds per notebook (default); study: CPU-scale "
+                             "results, up to ~20 min per notebook; paper: the paper's budgets (GPU)")
+    parser.add_argument("--only", metavar="PATTERN", default=None,
+                        help="run only notebooks whose file name contains PATTERN (or matches it as a glob)")
+    parser.add_argument("--out", metavar="DIR", default=None,
+                        help="output directory (default: output/reproduce-<profile>)")
+    parser.add_argument("--notebooks", metavar="DIR", default=None,
+                        help=f"folder holding the NN_*.ipynb notebooks (default: {DEFAULT_NOTEBOOKS})")
+    parser.add_argument("--kernel", default=DEFAULT_KERNEL, help="Jupyter kernel name (default: python3)")
+
+
+def run_cli(args: argparse.Namespace) -> int:
+    import sys
+
+    try:
+        results = reproduce(args.profile, args.only, args.out, args.notebooks, args.kernel)
+    except (FileNotFoundError, ValueError) as exc:
+        print(f"pcnn-explore reproduce: error: {exc}", file=sys.stderr)
+        return 2
+    out = Path(args.out) if args.out is not None else Path("output") / f"reproduce-{args.profile}"
+    for r in results:
+        print(f"{'ok    ' if r.ok else 'FAILED'} {r.name:40s} {r.seconds:8.1f} s"
+              + ("" if r.ok else f"  {r.error}"))
+    failed = [r for r in results if not r.ok]
+    print(f"{len(results) - len(failed)}/{len(results)} notebooks ok; summary: {out / 'index.html'}")
+    return 1 if failed else 0
