@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from pcnn_explore.deep_sea import DEEP_SEA_NOVELTY_EPSILON
 from pcnn_explore.envs import DEEP_SEA_DEFAULTS, DEEP_SEA_MMC_BETA, env_defaults
 from pcnn_explore.run.config import TrainConfig
 
@@ -45,6 +46,19 @@ def test_auto_mmc_is_deep_seas_only_for_a_dqn_with_a_bonus():
     assert TrainConfig.preset("study", env="MiniGrid-Empty-5x5-v0", bonus="cts").mmc_beta == 0.1
     # a TrainConfig built without its preset takes no env defaults: the paper's 0.1
     assert TrainConfig(env="DeepSea-10-v0", bonus="cts").mmc_beta == 0.1
+
+
+def test_novelty_scaled_exploration_is_deep_seas_for_a_count_based_dqn_scoring_the_next_state():
+    assert DEEP_SEA_NOVELTY_EPSILON == 1.0
+    assert TrainConfig.preset("study", env="DeepSea-10-v0", bonus="cts").novelty_epsilon == 1.0
+    assert TrainConfig.preset("paper", env="DeepSea-10-v0", bonus="pixelcnn").novelty_epsilon == 1.0
+    for off in (dict(bonus="none"), dict(bonus="cts", agent="reactor"), dict(bonus="cts", scored_frame="state"),
+                dict(bonus="cts", novelty_epsilon=0.0)):
+        assert TrainConfig.preset("study", env="DeepSea-10-v0", **off).novelty_epsilon == 0.0, off
+    assert TrainConfig.preset("study", env="DeepSea-10-v0", bonus="cts", novelty_epsilon=0.5).novelty_epsilon == 0.5
+    assert TrainConfig.preset("smoke", env="DeepSea-10-v0", bonus="cts").novelty_epsilon == 0.0  # no env defaults
+    assert TrainConfig.preset("study", env="MiniGrid-Empty-5x5-v0", bonus="cts",
+                              scored_frame="next_state").novelty_epsilon == 0.0
 
 
 def test_cli_help_says_what_is_known_about_the_scored_frame():

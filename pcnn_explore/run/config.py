@@ -83,7 +83,7 @@ class TrainConfig(ExperimentSettings):
     epsilon_start: float = 1.0  # exploration rate at step 0
     epsilon_end: float = 0.05  # exploration rate after the decay
     epsilon_decay_steps: int = 20_000  # agent steps of the linear epsilon decay
-    novelty_epsilon: float = 0.0  # kappa of the kit's novelty-scaled exploration: act at random with probability max(epsilon, min(1, kappa (N + 1)^-1/2)), N the pseudo-count of the state acted in when it was reached (needs scored_frame next_state); 0: the paper's epsilon-greedy (DeepSea's default 1, the kit's)
+    novelty_epsilon: float = 0.0  # kappa of the kit's novelty-scaled exploration: act at random with probability max(epsilon, min(1, kappa (N + 1)^-1/2)), N the pseudo-count of the state acted in when it was reached (needs scored_frame next_state); 0: the paper's epsilon-greedy (DeepSea's default 1 for a DQN with a bonus, the kit's)
     # environment (see pcnn_explore.envs.make_env)
     sticky_actions: float = 0.25  # Atari: probability of repeating the previous action (paper preset: 0)
     terminal_on_life_loss: bool = False  # Atari: end the episode when a life is lost
@@ -120,7 +120,10 @@ class TrainConfig(ExperimentSettings):
         e.g. DeepSea's short exploration schedule), then ``overrides`` (None: not given).
 
         On DeepSea (where env_defaults apply) an auto ``mmc_beta`` of a DQN with a bonus resolves to
-        ``pcnn_explore.envs.DEEP_SEA_MMC_BETA`` (the kit's 0.5) instead of the paper's 0.1."""
+        ``pcnn_explore.envs.DEEP_SEA_MMC_BETA`` (the kit's 0.5) instead of the paper's 0.1, and, where
+        the next state is scored, an unset ``novelty_epsilon`` to
+        ``pcnn_explore.deep_sea.DEEP_SEA_NOVELTY_EPSILON`` (the kit's 1) instead of 0."""
+        from pcnn_explore.deep_sea import DEEP_SEA_NOVELTY_EPSILON
         from pcnn_explore.envs import DEEP_SEA_MMC_BETA, env_defaults, is_deep_sea
 
         env = overrides.get("env") or cls.env
@@ -129,9 +132,13 @@ class TrainConfig(ExperimentSettings):
         except ValueError:
             defaults = {}  # an unknown env id: validation names it below
         given = {k: v for k, v in overrides.items() if v is not None}
-        if (defaults and is_deep_sea(env) and "mmc_beta" not in given
-                and given.get("bonus", cls.bonus) != "none" and given.get("agent", cls.agent) == "dqn"):
+        count_based_dqn = (defaults and is_deep_sea(env) and given.get("bonus", cls.bonus) != "none"
+                           and given.get("agent", cls.agent) == "dqn")
+        if count_based_dqn and "mmc_beta" not in given:
             defaults["mmc_beta"] = DEEP_SEA_MMC_BETA
+        if (count_based_dqn and "novelty_epsilon" not in given
+                and given.get("scored_frame", defaults.get("scored_frame")) == "next_state"):
+            defaults["novelty_epsilon"] = DEEP_SEA_NOVELTY_EPSILON
         return super().preset(profile, **{**defaults, **given})
 
     def __post_init__(self) -> None:
