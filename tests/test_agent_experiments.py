@@ -293,8 +293,9 @@ def test_training_curve_figure_is_labelled():
 
 # ------------------------------------------------------------------------------ variant names
 from pcnn_explore import density  # noqa: E402
-from pcnn_explore.experiments import agent_curves, agent_figures, agent_runs, agent_variants  # noqa: E402
-from pcnn_explore.experiments.agent_variants import (  # noqa: E402
+from pcnn_explore.experiments import agent_curves, agent_figures, agent_runs  # noqa: E402
+from pcnn_explore.run import variants as agent_variants  # noqa: E402
+from pcnn_explore.run.variants import (  # noqa: E402
     VARIANTS,
     check_variant,
     variant_agent,

@@ -1,7 +1,7 @@
 """The paper's four agent experiments as one table: Fig. 5, 11, 12 and 13.
 
 Each entry of :data:`FIGURES` (an :class:`AgentFigure`) says what the paper ran: its lines
-(:class:`Arm`: a variant named by the rule of :mod:`pcnn_explore.experiments.agent_variants`,
+(:class:`Arm`: a variant named by the rule of :mod:`pcnn_explore.run.variants`,
 the line's metrics key, extra TrainConfig fields and legend text), the paper's games, what the
 paper says of each line, and the seeds of the presets. Each figure has a settings dataclass
 (smoke / study / paper presets built from its entry) that picks which of its lines to run, and
@@ -26,7 +26,7 @@ from pcnn_explore.experiments.agent_runs import (
     make_specs,
     run_experiment,
 )
-from pcnn_explore.experiments.agent_variants import check_variant, variant_label
+from pcnn_explore.run.variants import check_variant, variant_label
 from pcnn_explore.resources import data_path
 
 __all__ = [

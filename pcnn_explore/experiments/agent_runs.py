@@ -8,7 +8,7 @@ Ray task where ``$RAY_ADDRESS`` names a cluster or a Ray is already started in t
 where ``executor``/``$PCNN_EXPLORE_EXECUTOR`` says ``ray``), at most ``workers`` at once, one CPU
 and one torch thread each. A folder that already holds the same run is reused (finished: read back; unfinished:
 resumed); one holding other settings is replaced. Variants are named by the rule of
-:mod:`pcnn_explore.experiments.agent_variants`. The runs' logs become curves and summaries in
+:mod:`pcnn_explore.run.variants`. The runs' logs become curves and summaries in
 :mod:`pcnn_explore.experiments.agent_curves` (whose names are importable from here too).
 
 Units: ``step`` is counted in agent steps (one action; on Atari one agent step is 4 emulator
@@ -30,7 +30,7 @@ from pcnn_explore.experiments.agent_curves import (
     final_success_rate,
     summarise_runs,
 )
-from pcnn_explore.experiments.agent_variants import LABELS, VARIANTS, check_variant, variant_label, variant_overrides
+from pcnn_explore.run.variants import LABELS, VARIANTS, check_variant, variant_label, variant_overrides
 from pcnn_explore.profiles import ExperimentSettings
 
 __all__ = [

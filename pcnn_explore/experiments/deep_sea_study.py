@@ -4,7 +4,7 @@ the notebooks' verdicts (:mod:`pcnn_explore.experiments.deep_sea_claims`) decide
 API (every agent notebook, 07-10 and 13, can use it):
 
 - :class:`StudyVariant` / :func:`study_variant`: one line of a study: ``variant`` (a name of the rule
-  of :mod:`pcnn_explore.experiments.agent_variants`, e.g. ``cts_mmc``), ``key`` (metrics key and run
+  of :mod:`pcnn_explore.run.variants`, e.g. ``cts_mmc``), ``key`` (metrics key and run
   folder), ``overrides`` (TrainConfig fields on top of the variant's, e.g. ``mmc_beta``, ``pg_scale``)
   and ``label`` (legend text; "" for the paper's name of the variant).
 - :class:`DeepSeaStudySettings`: ``sizes`` (the N of ``DeepSea-N-v0``), ``episodes`` (the episode cap
@@ -77,14 +77,14 @@ class StudyVariant:
 
     @property
     def display(self) -> str:
-        from pcnn_explore.experiments.agent_variants import variant_label
+        from pcnn_explore.run.variants import variant_label
 
         return self.label or variant_label(self.variant)
 
 
 def study_variant(variant: str, key: str = "", label: str = "", **overrides: Any) -> StudyVariant:
     """A :class:`StudyVariant` (key: the variant's name unless given); ValueError for an unknown variant."""
-    from pcnn_explore.experiments.agent_variants import check_variant
+    from pcnn_explore.run.variants import check_variant
 
     return StudyVariant(check_variant(variant), key or variant, tuple(sorted(overrides.items())), label)
 

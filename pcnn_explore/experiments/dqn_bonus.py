@@ -4,7 +4,7 @@ Paper: on the hardest sparse-reward games DQN-PixelCNN (with MMC, c = 0.1, PG de
 beats DQN-CTS, which beats DQN (the appendix table: maximum scores over 150M frames, mean of
 3 seeds; kept in ``data/paper_hard_games.csv``, see :func:`load_paper_table`).
 
-Variants (the rule of :mod:`pcnn_explore.experiments.agent_variants`): ``dqn`` (plain
+Variants (the rule of :mod:`pcnn_explore.run.variants`): ``dqn`` (plain
 Q-learning, no bonus), ``cts_mmc`` (DQN-CTS) and ``pixelcnn_mmc`` (DQN-PixelCNN).
 The experiment is the ``"fig5"`` entry of :data:`pcnn_explore.experiments.agent_figures.FIGURES`;
 this module names its parts for notebook 07.

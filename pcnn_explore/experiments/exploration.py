@@ -4,7 +4,7 @@ why does the paper's PixelCNN need to know *where* a pixel is?
 Three parts, each a function of :class:`ExplorationSettings`:
 
 - :func:`run_deep_sea`: DeepSea-N (:mod:`pcnn_explore.deep_sea`) for each N of ``deep_sea_sizes``
-  and each agent variant (:mod:`pcnn_explore.experiments.agent_variants`; default DQN, DQN + MMC,
+  and each agent variant (:mod:`pcnn_explore.run.variants`; default DQN, DQN + MMC,
   DQN-CTS, DQN-PixelCNN, DQN-PixelCNN with the position bias, and CTS intrinsic reward only),
   ``seeds`` runs each of ``deep_sea_episodes`` episodes (N agent steps per episode). A run
   *reaches the goal late in training* when an episode ending in the last ``late_fraction`` of its
@@ -30,8 +30,8 @@ import numpy as np
 
 from pcnn_explore.deep_sea import deep_sea_id, deep_sea_size, occupiable_cells
 from pcnn_explore.experiments.agent_runs import RunSpec, run_specs
-from pcnn_explore.experiments.agent_variants import check_variant
-from pcnn_explore.experiments.agent_variants import variant_label as label  # the paper's name of a variant
+from pcnn_explore.run.variants import check_variant
+from pcnn_explore.run.variants import variant_label as label  # the paper's name of a variant
 from pcnn_explore.experiments.count_maps import CountMaps, pseudo_count_maps, random_walk_frames
 from pcnn_explore.profiles import ExperimentSettings, check_profile
 
@@ -416,7 +416,7 @@ def settings_text(settings: ExplorationSettings, variant: str = "cts_mmc") -> st
     """One sentence: the training settings of ``variant``'s DeepSea runs as they resolve for this
     profile (``TrainConfig.preset``: preset < DeepSea's env_defaults < the notebook's overrides)."""
     from pcnn_explore.envs import auto_network
-    from pcnn_explore.experiments.agent_variants import variant_overrides
+    from pcnn_explore.run.variants import variant_overrides
     from pcnn_explore.run.config import TrainConfig
 
     env = deep_sea_id(settings.deep_sea_sizes[0])

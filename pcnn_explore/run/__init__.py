@@ -1,9 +1,10 @@
-"""The training run, in four modules:
+"""The training run, by job:
 
 - :mod:`~pcnn_explore.run.config`: :class:`TrainConfig`, its presets and validation;
 - :mod:`~pcnn_explore.run.loop`: :func:`train`, the algorithm in one place;
 - :mod:`~pcnn_explore.run.state`: log, settings, checkpoints, policies, RNG states and resuming;
-- :mod:`~pcnn_explore.run.cli`: ``pcnn-explore train``, a flag for every setting.
+- :mod:`~pcnn_explore.run.cli`: ``pcnn-explore train``, a flag for every setting;
+- :mod:`~pcnn_explore.run.variants`: the agent variants (``dqn``, ``cts_mmc``, ...) and the settings they expand to.
 
 ``pcnn_explore.train`` re-exports the public names. They are imported on first use, so that
 ``pcnn-explore train --help`` loads neither torch nor gymnasium.
