@@ -74,7 +74,7 @@ def random_policy_stats(env_id: str, episodes: int, seed: int = 0) -> dict:
     """Random-policy statistics of one task over ``episodes`` episodes (agent steps)."""
     import gymnasium as gym
 
-    import pcnn_explore.experiments.tasks as tasks
+    import pcnn_explore.envs.minigrid_tasks as tasks
 
     env = gym.make(env_id)
     rng = np.random.default_rng(seed)

@@ -30,13 +30,11 @@ from typing import Any
 
 import numpy as np
 
-from pcnn_explore.record.recorder import MONTEZUMA_ROOM_RAM, MONTEZUMA_SCRIPT
+from pcnn_explore.envs.montezuma import MONTEZUMA_SCRIPT, montezuma_room, script_actions
 
 __all__ = ["MONTEZUMA_EXPLORER_ROUTE", "EXPLORER_GAMES", "BRANCH_EVERY", "BRANCH_LENGTH", "CHECKPOINT_EPSILON",
            "route_actions", "route_fingerprint", "checkpoint_file", "checkpoint_settings", "play_explorer",
            "play_checkpoint"]
-
-_ACTIONS = {"NOOP": 0, "FIRE": 1, "UP": 2, "RIGHT": 3, "LEFT": 4, "DOWN": 5, "RIGHTFIRE": 11, "LEFTFIRE": 12}
 
 #: (action name, repeat) pairs in agent steps (4 emulator frames each): the recorder's first-room
 #: script (key, right door, room 2), then the centre ladder of room 2 down to room 6, left into
@@ -60,7 +58,7 @@ CHECKPOINT_EPSILON = 0.01
 
 def route_actions(route=MONTEZUMA_EXPLORER_ROUTE) -> np.ndarray:
     """(L,) int64 ALE action indices of the route, one per agent step."""
-    return np.array([_ACTIONS[name] for name, repeat in route for _ in range(repeat)], np.int64)
+    return script_actions(route)
 
 
 def route_fingerprint(route=MONTEZUMA_EXPLORER_ROUTE) -> str:
@@ -97,10 +95,6 @@ def checkpoint_settings(path: str, game: str) -> dict[str, Any]:
             "epsilon": CHECKPOINT_EPSILON, "sticky_actions": float(policy.env_kwargs.get("sticky_actions", 0.25))}
 
 
-def _room(env) -> int:
-    return int(env.unwrapped.ale.getRAM()[MONTEZUMA_ROOM_RAM])
-
-
 class _Recorder:
     def __init__(self, n: int, height: int, width: int):
         self.frames = np.empty((n, height, width), np.uint8)
@@ -134,7 +128,7 @@ def play_explorer(settings: dict[str, Any], progress: bool = False) -> dict[str,
     import ale_py
     import gymnasium
 
-    from pcnn_explore.frames import to_density_frame
+    from pcnn_explore.envs.frames import to_density_frame
 
     gymnasium.register_envs(ale_py)
     h, w, levels = settings["height"], settings["width"], settings["levels"]
@@ -166,7 +160,7 @@ def play_explorer(settings: dict[str, Any], progress: bool = False) -> dict[str,
                         if rec.full:
                             break
                         b_action = int(rng.integers(n_actions))
-                        frame, room = to_density_frame(b_obs, h, w, levels), _room(env)
+                        frame, room = to_density_frame(b_obs, h, w, levels), montezuma_room(env)
                         b_obs, reward, terminated, truncated, _ = env.step(b_action)
                         rec.add(frame, start, b_action, reward, room, True)
                         start = False
@@ -175,7 +169,7 @@ def play_explorer(settings: dict[str, Any], progress: bool = False) -> dict[str,
                     ale.restoreState(state)
                     if rec.full:
                         break
-                frame, room = to_density_frame(obs, h, w, levels), _room(env)
+                frame, room = to_density_frame(obs, h, w, levels), montezuma_room(env)
                 obs, reward, terminated, truncated, _ = env.step(int(action))
                 rec.add(frame, start, action, reward, room, False)
                 start = False
@@ -213,7 +207,7 @@ def play_checkpoint(settings: dict[str, Any], progress: bool = False) -> dict[st
             if start:
                 policy.reset()  # a recurrent agent (Reactor) starts each episode from a zero LSTM state
             action = int(policy(obs))
-            frame, room = info["density_frame"], _room(env) if montezuma else -1
+            frame, room = info["density_frame"], montezuma_room(env) if montezuma else -1
             obs, reward, terminated, truncated, info = env.step(action)
             rec.add(frame, start, action, reward, room, False)
             start = terminated or truncated

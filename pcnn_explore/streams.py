@@ -2,7 +2,7 @@
 
 A *frame stream* is the sequence of density-model frames an agent sees while it acts in an
 ALE game: ``frames[i]`` is the (42, 42) uint8 frame (levels 0..7, see
-:func:`pcnn_explore.frames.to_density_frame`) of the state in which ``actions[i]`` was taken,
+:func:`pcnn_explore.envs.frames.to_density_frame`) of the state in which ``actions[i]`` was taken,
 ``rewards[i]`` is the reward that action earned, and ``episode_starts[i]`` is True when
 ``frames[i]`` is the first frame of an episode (the observation right after a reset). Terminal
 observations are not part of the stream: the state in which an action is taken is the state a
@@ -54,7 +54,7 @@ from typing import Any
 import numpy as np
 
 from pcnn_explore.atomic import atomic_write
-from pcnn_explore.frames import DENSITY_HEIGHT, DENSITY_LEVELS, DENSITY_WIDTH, to_density_frame
+from pcnn_explore.envs.frames import DENSITY_HEIGHT, DENSITY_LEVELS, DENSITY_WIDTH, to_density_frame
 
 __all__ = ["FrameStream", "POLICIES", "BIASED_CONCENTRATION", "load_stream", "generate_stream",
            "stream_settings", "stream_path", "prefix", "draw_actions", "frames_fingerprint", "default_cache_dir", "check_game"]

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from pcnn_explore.experiments import dqn_bonus, intrinsic_only, mmc_ablation, pg_scale
-from pcnn_explore.experiments import tasks
+from pcnn_explore.envs import minigrid_tasks as tasks
 from pcnn_explore.experiments.agent_runs import (
     AgentExperimentResults,
     RunResult,

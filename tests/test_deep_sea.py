@@ -6,7 +6,7 @@ import itertools
 import numpy as np
 import pytest
 
-from pcnn_explore.deep_sea import (DEEP_SEA_SIZES, DEFAULT_MAPPING_SEED, DeepSeaEnv, deep_sea_id, deep_sea_size,
+from pcnn_explore.envs.deep_sea import (DEEP_SEA_SIZES, DEFAULT_MAPPING_SEED, DeepSeaEnv, deep_sea_id, deep_sea_size,
                                    optimal_return, right_action)
 from pcnn_explore.envs import check_env_id, density_shape, env_defaults, make_env, make_raw_env
 

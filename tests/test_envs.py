@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from pcnn_explore.envs import check_env_id, make_env, make_raw_env
-from pcnn_explore.frames import to_density_frame
+from pcnn_explore.envs.frames import to_density_frame
 
 
 def test_atari_nature_pipeline_and_density_frame():
@@ -161,3 +161,27 @@ def test_a_deep_sea_env_imports_neither_ale_py_nor_minigrid():
             "print(sorted(m for m in ('ale_py', 'minigrid') if m in sys.modules))\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=True)
     assert out.stdout.split("\n")[:2] == ["[]", "['minigrid']"]
+
+
+def test_importing_the_frames_module_loads_no_env_library():
+    """The ``envs`` package imports its names on first use: the density frame's module alone loads
+    neither gymnasium nor an emulator."""
+    import subprocess
+    import sys
+
+    code = ("import sys\nimport pcnn_explore.envs.frames\n"
+            "print(sorted(m for m in ('gymnasium', 'ale_py', 'minigrid') if m in sys.modules))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_montezuma_script_actions_by_hand():
+    from pcnn_explore.envs.montezuma import MONTEZUMA_SCRIPT, script_actions
+    from pcnn_explore.record import MONTEZUMA_SCRIPT as recorded_script
+
+    np.testing.assert_array_equal(script_actions((("RIGHT", 2), ("LEFTFIRE", 1), ("NOOP", 0), ("DOWN", 1))),
+                                  [3, 3, 12, 5])
+    assert script_actions(()).dtype == np.int64 and recorded_script is MONTEZUMA_SCRIPT
+    assert len(script_actions(MONTEZUMA_SCRIPT)) == sum(repeat for _, repeat in MONTEZUMA_SCRIPT)
+    with pytest.raises(KeyError):
+        script_actions((("JUMP", 1),))

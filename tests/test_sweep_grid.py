@@ -201,7 +201,7 @@ def test_the_live_view_is_a_table_on_a_terminal_and_lines_elsewhere():
 
 
 def test_the_deep_sea_grid_runs_bsuites_protocol(capsys, tmp_path, no_ray):
-    from pcnn_explore.deep_sea_protocol import PROTOCOL_EPISODES, PROTOCOL_SIZES
+    from pcnn_explore.envs.deep_sea_protocol import PROTOCOL_EPISODES, PROTOCOL_SIZES
 
     g = sg.load_grid(sg.grid_path("deep_sea"))
     assert g.envs == tuple(f"DeepSea-{n}-v0" for n in PROTOCOL_SIZES) and g.episodes == PROTOCOL_EPISODES

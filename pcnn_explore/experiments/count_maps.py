@@ -16,7 +16,7 @@ __all__ = ["random_walk_frames", "CountMaps", "pseudo_count_maps"]
 def random_walk_frames(size: int, episodes: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """DeepSea-``size`` under uniformly random actions: the density frames of the states acted in
     ((episodes * size, size, size) uint8, levels 0..7) and the visit count of each cell ((size, size) int64)."""
-    from pcnn_explore.deep_sea import DeepSeaEnv
+    from pcnn_explore.envs.deep_sea import DeepSeaEnv
 
     env, rng = DeepSeaEnv(size), np.random.default_rng(seed)
     frames, counts = [], np.zeros((size, size), np.int64)

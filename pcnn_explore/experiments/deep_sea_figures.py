@@ -3,16 +3,16 @@ claims decided with :mod:`pcnn_explore.experiments.deep_sea_claims` (the rules a
 are stated there and in :data:`RULES`).
 
 The paper's figures ran on Atari; on a CPU the claims are tested on DeepSea-N
-(:mod:`pcnn_explore.deep_sea`), the task built to need deep exploration. Choices, each stated in
+(:mod:`pcnn_explore.envs.deep_sea`), the task built to need deep exploration. Choices, each stated in
 the notebooks:
 
 - the bonus model of Fig. 11, 12 and 13 is CTS (``bonus="cts"``), the paper's other density model:
   the paper's translation-invariant PixelCNN gives every DeepSea cell (nearly) the same pseudo-count
   (:data:`~pcnn_explore.experiments.deep_sea_claims.NOT_TESTABLE_PIXELCNN`);
 - every line sets MMC's beta explicitly (0 without MMC, ``mmc_beta`` with it, by default the kit's
-  DeepSea value 0.5, :data:`pcnn_explore.deep_sea.DEEP_SEA_MMC_BETA`; the paper's is 0.1), so DeepSea's
+  DeepSea value 0.5, :data:`pcnn_explore.envs.deep_sea.DEEP_SEA_MMC_BETA`; the paper's is 0.1), so DeepSea's
   preset never adds MMC silently;
-- the other DeepSea settings are the kit's (:data:`pcnn_explore.deep_sea.DEEP_SEA_DEFAULTS`), among
+- the other DeepSea settings are the kit's (:data:`pcnn_explore.envs.deep_sea.DEEP_SEA_DEFAULTS`), among
   them c held constant: Fig. 12's scales are then constant scales, and the paper's n^-1/2 decay
   against a constant c is the kit's own question (``pg_schedule="inverse_sqrt"`` runs the paper's).
 
@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 from typing import Any, Sequence
 
-from pcnn_explore.deep_sea import DEEP_SEA_MMC_BETA
+from pcnn_explore.envs.deep_sea import DEEP_SEA_MMC_BETA
 from pcnn_explore.experiments import deep_sea_claims as claims
 from pcnn_explore.experiments.deep_sea_study import (
     DeepSeaStudy,

@@ -27,7 +27,7 @@ Per run (:class:`RunValues`), over the first ``cap`` complete episodes of its lo
 
 - ``solve_episode``: the 1-based episode at which bsuite's rule is first met (fewer than 9 in 10
   episodes so far bad), checked at **every** episode (bsuite: at its logged episodes only); None if
-  never; ``solved``: whether it counts for the deep-sea score (:func:`~pcnn_explore.deep_sea_protocol.solved_in_time`);
+  never; ``solved``: whether it counts for the deep-sea score (:func:`~pcnn_explore.envs.deep_sea_protocol.solved_in_time`);
 - ``success_rate``: the share of the last quarter of the episodes run that found the +1;
 - ``first_success_episode``: the 1-based episode of the first +1 (None: never);
 - ``coverage``: distinct cells visited by the end, as a share of the N (N + 1) / 2 cells the agent
@@ -46,8 +46,8 @@ from typing import Any, ClassVar, Sequence
 
 import numpy as np
 
-from pcnn_explore.deep_sea import deep_sea_id, deep_sea_size, occupiable_cells
-from pcnn_explore.deep_sea_protocol import (
+from pcnn_explore.envs.deep_sea import deep_sea_id, deep_sea_size, occupiable_cells
+from pcnn_explore.envs.deep_sea_protocol import (
     PROTOCOL_EPISODES,
     PROTOCOL_SIZES,
     SUCCESS_RETURN,
@@ -126,7 +126,7 @@ class DeepSeaStudySettings(ExperimentSettings):
 
     def check(self) -> None:
         """Raise ValueError on bad settings, before any run starts."""
-        from pcnn_explore.deep_sea import DEEP_SEA_SIZES
+        from pcnn_explore.envs.deep_sea import DEEP_SEA_SIZES
         from pcnn_explore.profiles import check_profile
 
         check_profile(self.profile)

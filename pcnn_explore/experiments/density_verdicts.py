@@ -38,7 +38,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from pcnn_explore.frames import DENSITY_HEIGHT, DENSITY_LEVELS, DENSITY_WIDTH
+from pcnn_explore.envs.frames import DENSITY_HEIGHT, DENSITY_LEVELS, DENSITY_WIDTH
 from pcnn_explore.verdicts import VERDICTS, Verdict, difference_verdict, equivalence_verdict
 
 __all__ = ["MIN_SEEDS", "ORDER_MARGIN", "PEAK_QUANTILE", "DIVERGED_LOSS", "NOT_TESTABLE", "seed_list",

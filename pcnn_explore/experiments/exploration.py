@@ -3,7 +3,7 @@ why does the paper's PixelCNN need to know *where* a pixel is?
 
 Three parts, each a function of :class:`ExplorationSettings`:
 
-- :func:`run_deep_sea`: DeepSea-N (:mod:`pcnn_explore.deep_sea`) for each N of ``deep_sea_sizes``
+- :func:`run_deep_sea`: DeepSea-N (:mod:`pcnn_explore.envs.deep_sea`) for each N of ``deep_sea_sizes``
   and each agent variant (:mod:`pcnn_explore.run.variants`; default DQN, DQN + MMC,
   DQN-CTS, DQN-PixelCNN, DQN-PixelCNN with the position bias, and CTS intrinsic reward only),
   ``seeds`` runs each of ``deep_sea_episodes`` episodes (N agent steps per episode). A run
@@ -28,7 +28,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from pcnn_explore.deep_sea import deep_sea_id, deep_sea_size, occupiable_cells
+from pcnn_explore.envs.deep_sea import deep_sea_id, deep_sea_size, occupiable_cells
 from pcnn_explore.experiments.agent_runs import RunSpec, run_specs
 from pcnn_explore.run.variants import check_variant
 from pcnn_explore.run.variants import variant_label as label  # the paper's name of a variant
@@ -85,7 +85,7 @@ class ExplorationSettings(ExperimentSettings):
 
     def check(self) -> None:
         """Raise ValueError/TypeError on bad settings, before any run starts."""
-        from pcnn_explore.deep_sea import DEEP_SEA_SIZES
+        from pcnn_explore.envs.deep_sea import DEEP_SEA_SIZES
         from pcnn_explore.envs import check_env_id
 
         check_profile(self.profile)
@@ -213,7 +213,7 @@ def map_cells(env_id: str) -> int | None:
     import gymnasium as gym
 
     from pcnn_explore.envs import check_env_id
-    from pcnn_explore.experiments.tasks import RoomChainEnv, room_chain_cells
+    from pcnn_explore.envs.minigrid_tasks import RoomChainEnv, room_chain_cells
 
     check_env_id(env_id)
     env = gym.make(env_id).unwrapped

@@ -29,7 +29,7 @@ import numpy as np
 from pcnn_explore.bonus import SCHEDULES, PseudoCountBonus, exploration_bonus, pseudo_count
 from pcnn_explore.density import EmpiricalDensity, make_density
 from pcnn_explore.experiments import density_verdicts as dv
-from pcnn_explore.frames import DENSITY_LEVELS
+from pcnn_explore.envs.frames import DENSITY_LEVELS
 from pcnn_explore.profiles import ExperimentSettings
 from pcnn_explore.streams import FrameStream, load_stream
 

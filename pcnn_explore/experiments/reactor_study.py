@@ -2,7 +2,7 @@
 
 The runs: Reactor, Reactor with the bonus (on a random 25% of steps, as in the paper) and DQN with
 the bonus and MMC, each on DeepSea-N for the sizes and episode cap of the profile (a subset of
-bsuite's protocol, :mod:`pcnn_explore.deep_sea_protocol`: sizes up to N = 33, one Reactor sequence,
+bsuite's protocol, :mod:`pcnn_explore.envs.deep_sea_protocol`: sizes up to N = 33, one Reactor sequence,
 so a replayed sequence from an episode's start holds the whole episode). The seed is the unit: every
 claim is decided on per-seed values with :mod:`pcnn_explore.verdicts`.
 
@@ -41,8 +41,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from pcnn_explore.deep_sea import deep_sea_id
-from pcnn_explore.deep_sea_protocol import solve_episode, solved_in_time, successes_from_log
+from pcnn_explore.envs.deep_sea import deep_sea_id
+from pcnn_explore.envs.deep_sea_protocol import solve_episode, solved_in_time, successes_from_log
 from pcnn_explore.experiments.agent_runs import RunSpec, run_specs
 from pcnn_explore.run.variants import MMC_BETA, VARIANTS, check_variant, variant_agent, variant_label
 from pcnn_explore.profiles import ExperimentSettings, check_profile
@@ -92,7 +92,7 @@ class ReactorStudySettings(ExperimentSettings):
 
     def check(self) -> None:
         """Raise ValueError/TypeError on bad settings, before any run starts."""
-        from pcnn_explore.deep_sea import DEEP_SEA_SIZES
+        from pcnn_explore.envs.deep_sea import DEEP_SEA_SIZES
 
         check_profile(self.profile)
         for name in ("seeds", "sizes", "variants"):
@@ -218,7 +218,7 @@ def collect(settings: ReactorStudySettings, todo: list[RunSpec]) -> dict[str, An
     the sizes): ``{"runs": [...], "per_seed": {variant: {"auc", "late", "solved", "solve_episode"
     (censored at episodes + 1)}}, "traces": {Reactor variant: {"from_start_product", "from_start",
     "from_start_span", "c_mean", per seed}}, "dqn_mmc_beta": beta of the DQN runs (the paper's 0.1 without any)}``."""
-    from pcnn_explore.deep_sea import deep_sea_size
+    from pcnn_explore.envs.deep_sea import deep_sea_size
 
     runs = []
     for s in todo:

@@ -140,7 +140,7 @@ class TrainConfig(ExperimentSettings):
         if self.bonus_fraction is None:
             self.bonus_fraction = 0.25 if self.agent == "reactor" else 1.0
         if self.mapping_seed is None and isinstance(self.env, str) and self.env.startswith("DeepSea-"):
-            from pcnn_explore.deep_sea import DEFAULT_MAPPING_SEED, deep_sea_size
+            from pcnn_explore.envs.deep_sea import DEFAULT_MAPPING_SEED, deep_sea_size
 
             if deep_sea_size(self.env) is not None:
                 self.mapping_seed = DEFAULT_MAPPING_SEED

@@ -8,7 +8,7 @@ bonus, on a share ``bonus_fraction`` of the agent steps (drawn at random, seeded
 default for DQN, a quarter for Reactor) the density model trains once on the density frame of the
 scored state (``scored_frame="state"``: x_t, the state in which the action is taken, as in
 Bellemare et al. 2016; ``"next_state"``: x_{t+1}, the state the action leads to, DeepSea's default,
-the kit's choice: see :data:`pcnn_explore.deep_sea.DEEP_SEA_DEFAULTS`; the paper says only that
+the kit's choice: see :data:`pcnn_explore.envs.deep_sea.DEEP_SEA_DEFAULTS`; the paper says only that
 "the density model receives a single frame", not which) and gives r+_t
 (:class:`pcnn_explore.bonus.PseudoCountBonus`; 0 on the other steps); the envs step; each env's
 transition (x_t, a_t, clip(r_t + r+_t, -1, 1), x_{t+1}) goes to the learner's replay

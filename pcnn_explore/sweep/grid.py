@@ -245,7 +245,7 @@ class Grid:
         if not isinstance(self.out, (str, Path)) or not str(self.out):
             raise SweepError("out must name the sweep's folder (--out DIR)")
         if self.episodes is not None:
-            from pcnn_explore.deep_sea import deep_sea_size
+            from pcnn_explore.envs.deep_sea import deep_sea_size
 
             if isinstance(self.episodes, bool) or not isinstance(self.episodes, int) or self.episodes < 1:
                 raise SweepError(f"episodes must be a positive integer (episodes per DeepSea trial), "
@@ -300,7 +300,7 @@ class Grid:
 
 def _episode_length(env: str) -> int:
     """Agent steps per episode of DeepSea-N (N)."""
-    from pcnn_explore.deep_sea import deep_sea_size
+    from pcnn_explore.envs.deep_sea import deep_sea_size
 
     return int(deep_sea_size(env))
 

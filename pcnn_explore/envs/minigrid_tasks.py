@@ -12,8 +12,8 @@ cells. The reward is MiniGrid's ``1 - 0.9 * step_count / max_steps`` on reaching
 otherwise; nothing else rewards the agent. Only the 3 navigation actions (turn left, turn right,
 forward) exist, so a uniformly random policy is the epsilon-greedy agent's exploration.
 
-Registered ids (``import pcnn_explore.experiments.tasks`` registers them; ``gym.make`` also
-accepts ``"pcnn_explore.experiments.tasks:MiniGrid-Serpentine-9x9-v0"`` which imports first):
+Registered ids (``import pcnn_explore.envs.minigrid_tasks`` registers them; ``gym.make`` also
+accepts ``"pcnn_explore.envs.minigrid_tasks:MiniGrid-Serpentine-9x9-v0"`` which imports first):
 
 - ``MiniGrid-Serpentine-7x7-v0``, ``-9x9-v0``, ``-11x11-v0`` (``max_steps = 4 * size**2``)
 

@@ -1,7 +1,8 @@
 """What every env made by :mod:`pcnn_explore.envs` adds to ``info``: the density frame and the RGB
 picture of the state (:class:`DensityFrameInfo`), and the exploration measures ``info["cell"]`` and
-``info["success"]`` (:class:`ExplorationInfo`), with the per-env functions that read them
-(Atari's screen and Montezuma's room, MiniGrid's render and position, DeepSea's grid).
+``info["success"]`` (:class:`ExplorationInfo`), with the readers of Atari's screen and DeepSea's grid
+(MiniGrid's render and position: :mod:`pcnn_explore.envs.minigrid`; Montezuma's room:
+:mod:`pcnn_explore.envs.montezuma`).
 """
 from __future__ import annotations
 
@@ -10,9 +11,9 @@ from typing import Any, Callable
 import gymnasium as gym
 import numpy as np
 
-from pcnn_explore.frames import to_density_frame
+from pcnn_explore.envs.frames import to_density_frame
 
-__all__ = ["DensityFrameInfo", "ExplorationInfo", "MONTEZUMA_ROOM_RAM"]
+__all__ = ["DensityFrameInfo", "ExplorationInfo"]
 
 
 class DensityFrameInfo(gym.Wrapper):
@@ -60,32 +61,6 @@ def _ale_rgb(env: gym.Env) -> np.ndarray:
     return env.unwrapped.ale.getScreenRGB()
 
 
-def _full_render(u: Any, tile_size: int) -> np.ndarray:
-    """The full-grid RGB render of a MiniGrid env without the view-cone highlight, (H, W, 3) uint8.
-
-    The same picture as ``get_frame(highlight=False, tile_size=tile_size)``, built from MiniGrid's
-    cached tiles without its per-cell numpy comparisons and visibility mask (several times faster).
-    """
-    from minigrid.core.grid import Grid
-
-    grid = u.grid
-    w, h = grid.width, grid.height
-    ax, ay = int(u.agent_pos[0]), int(u.agent_pos[1])
-    agent_cell = ay * w + ax
-    tiles = [Grid.render_tile(cell, agent_dir=u.agent_dir if k == agent_cell else None, highlight=False,
-                              tile_size=tile_size)
-             for k, cell in enumerate(grid.grid)]
-    # Tiles are float (anti-aliasing means); MiniGrid casts them to uint8 on assignment, as here.
-    img = np.stack(tiles).astype(np.uint8).reshape(h, w, tile_size, tile_size, 3)
-    return np.ascontiguousarray(img.transpose(0, 2, 1, 3, 4)).reshape(h * tile_size, w * tile_size, 3)
-
-
-def _cached_minigrid_rgb(env: gym.Env) -> np.ndarray:
-    """The picture :class:`MiniGridPixels` made for this step's observation (rendered once): the
-    full-grid render with ``view="full"``, the agent's view with ``view="partial"``."""
-    return env.get_wrapper_attr("view_rgb")
-
-
 class ExplorationInfo(gym.Wrapper):
     """Adds ``info["cell"]`` (``cell_fn(env)``, hashable) and ``info["success"]`` (``success_fn(reward,
     terminated)``; False after ``reset``) to every ``reset`` and ``step``."""
@@ -104,25 +79,5 @@ class ExplorationInfo(gym.Wrapper):
         return obs, reward, terminated, truncated, info
 
 
-def _minigrid_cell(env: gym.Env) -> tuple[int, int]:
-    x, y = env.unwrapped.agent_pos
-    return int(y), int(x)
-
-
-def _minigrid_success(reward: float, terminated: bool) -> bool:
-    return bool(terminated and reward > 0)  # MiniGrid rewards only success, on the terminating step
-
-
-MONTEZUMA_ROOM_RAM = 3  # RAM address of the current room in Montezuma's Revenge
-
-
-def _montezuma_room(env: gym.Env) -> int:
-    return int(env.unwrapped.ale.getRAM()[MONTEZUMA_ROOM_RAM])
-
-
 def _deep_sea_picture(env: gym.Env) -> np.ndarray:
     return np.repeat(env.unwrapped.observation()[0][..., None], 3, axis=2)  # (N, N, 3), agent white
-
-
-def _minigrid_rgb(tile_size: int) -> Callable[[gym.Env], np.ndarray]:
-    return lambda env: _full_render(env.unwrapped, tile_size)

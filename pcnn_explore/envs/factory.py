@@ -7,9 +7,9 @@ Every environment made here yields two views of each state:
   raw frames, up to 30 no-op actions at reset, a stack of the last 4 processed frames).
   MiniGrid: (3 * frame_stack, H, W), the RGB render of the whole grid (or of the agent's view) at
   ``tile_size`` pixels per cell.
-  DeepSea (``DeepSea-{N}-v0``, :mod:`pcnn_explore.deep_sea`): (1, N, N), 255 in the agent's cell.
+  DeepSea (``DeepSea-{N}-v0``, :mod:`pcnn_explore.envs.deep_sea`): (1, N, N), 255 in the agent's cell.
 - the **density frame**: ``info["density_frame"]``, a uint8 array with values 0..7 of shape
-  :func:`density_shape` (42, 42), made by :func:`pcnn_explore.frames.to_density_frame` from the
+  :func:`density_shape` (42, 42), made by :func:`pcnn_explore.envs.frames.to_density_frame` from the
   RGB picture of the state (Atari: the raw 210x160 RGB screen after the last emulator frame of the
   step; MiniGrid: the picture the agent sees, i.e. with ``view="full"`` the full-grid render
   without the view-cone highlight, with ``view="partial"`` the agent's egocentric 7x7 view).
@@ -38,168 +38,18 @@ id (including ones registered by your own code) and ``DeepSea-{N}-v0`` for N = 3
 """
 from __future__ import annotations
 
-import difflib
-from typing import Any, Callable
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
 
-from pcnn_explore.deep_sea import DEEP_SEA_DEFAULTS, DEEP_SEA_MMC_BETA  # DeepSea's training settings
-from pcnn_explore.env_info import (MONTEZUMA_ROOM_RAM, DensityFrameInfo, ExplorationInfo, _ale_rgb,  # noqa: F401
-                                   _cached_minigrid_rgb, _deep_sea_picture, _full_render, _minigrid_cell,
-                                   _minigrid_rgb, _minigrid_success, _montezuma_room)
+from pcnn_explore.envs.ids import check_env_id, is_atari, is_deep_sea
+from pcnn_explore.envs.info import DensityFrameInfo, ExplorationInfo, _ale_rgb, _deep_sea_picture
+from pcnn_explore.envs.minigrid import (ActionSubset, MiniGridPixels, _cached_minigrid_rgb, _minigrid_cell,
+                                        _minigrid_rgb, _minigrid_success)
+from pcnn_explore.envs.montezuma import montezuma_room
 
-__all__ = ["make_env", "make_raw_env", "check_env_id", "minigrid_action_count", "auto_network", "is_atari", "is_minigrid",
-           "is_deep_sea", "density_shape", "env_defaults", "DEEP_SEA_DEFAULTS", "DEEP_SEA_MMC_BETA", "DensityFrameInfo",
-           "ExplorationInfo"]
-
-EXAMPLE_IDS = ("ALE/Pong-v5", "ALE/MontezumaRevenge-v5", "ALE/Freeway-v5", "MiniGrid-Empty-8x8-v0",
-               "MiniGrid-DoorKey-8x8-v0", "MiniGrid-MultiRoom-N4-S5-v1", "DeepSea-20-v0")
-#: the density frame of Atari and MiniGrid (the paper's 42x42)
-DENSITY_SHAPE = (42, 42)
-
-
-def _register(env_id: str) -> None:
-    """Register the ids of ``env_id``'s family with gymnasium, importing only that family's package
-    (a DeepSea run never imports ale-py or MiniGrid: seconds of start-up); an id of no known
-    family registers every family, so that the error can list what exists."""
-    # DeepSea-{N}-v0 are registered by pcnn_explore.deep_sea, imported above
-    if is_atari(env_id) or not env_id.startswith(("MiniGrid-", "DeepSea-")):
-        import ale_py
-
-        gym.register_envs(ale_py)
-    if is_minigrid(env_id) or not env_id.startswith(("ALE/", "DeepSea-")):
-        import minigrid  # noqa: F401  (registers the MiniGrid-* ids)
-
-        import pcnn_explore.experiments.tasks  # noqa: F401  (registers MiniGrid-Serpentine-*, MiniGrid-RoomChain-*)
-
-
-def is_atari(env_id: str) -> bool:
-    return isinstance(env_id, str) and env_id.startswith("ALE/")
-
-
-def is_minigrid(env_id: str) -> bool:
-    return isinstance(env_id, str) and env_id.startswith("MiniGrid-")
-
-
-def is_deep_sea(env_id: str) -> bool:
-    from pcnn_explore.deep_sea import deep_sea_size
-
-    return deep_sea_size(env_id) is not None
-
-
-def density_shape(env_id: str) -> tuple[int, int]:
-    """(H, W) of ``info["density_frame"]`` for ``env_id``: (N, N) for DeepSea-N, else (42, 42).
-
-    The density model of a run is built for this shape (``make_density(name, *density_shape(env))``).
-    """
-    from pcnn_explore.deep_sea import deep_sea_size
-
-    check_env_id(env_id)
-    n = deep_sea_size(env_id)
-    return (n, n) if n is not None else DENSITY_SHAPE
-
-
-def env_defaults(env_id: str, profile: str = "study") -> dict:
-    """TrainConfig fields that ``env_id`` needs beyond ``TrainConfig.preset(profile)`` (``{}``: none).
-
-    The training loop applies them under the user's own settings: preset < env_defaults < user.
-    DeepSea (study and paper profiles): :data:`pcnn_explore.deep_sea.DEEP_SEA_DEFAULTS` (and, through
-    ``TrainConfig.preset``'s auto ``mmc_beta``, :data:`pcnn_explore.deep_sea.DEEP_SEA_MMC_BETA`). Every
-    other env, and the smoke profile: none.
-    """
-    check_env_id(env_id)
-    if is_deep_sea(env_id) and profile != "smoke":
-        return dict(DEEP_SEA_DEFAULTS)
-    return {}
-
-
-def minigrid_action_count(env_id: str) -> int:
-    """Actions of MiniGrid ``env_id``'s own action space (before any ``n_actions`` subset), read from a
-    bare instance (no reset, no wrappers: well under a millisecond)."""
-    check_env_id(env_id)
-    if not is_minigrid(env_id):
-        raise ValueError(f"{env_id!r} is not a MiniGrid env")
-    env = gym.make(env_id).unwrapped
-    try:
-        return int(env.action_space.n)
-    finally:
-        env.close()
-
-
-def auto_network(env_id: str, network: str) -> str:
-    """The Q-network kind for ``env_id`` (see :func:`pcnn_explore.agents.networks.make_q_network`):
-    ``network`` itself unless it is "auto"; "auto" on DeepSea is "mlp" (its observation is a one-hot
-    grid: nothing for a conv net to find), elsewhere it stays "auto" (Atari: nature; MiniGrid: small)."""
-    return "mlp" if network == "auto" and is_deep_sea(env_id) else network
-
-
-def check_env_id(env_id: object) -> str:
-    """Return ``env_id`` if it names a supported, registered environment; else raise ValueError/TypeError.
-
-    Supported: ``ALE/<Game>-v5`` (Atari through ale-py), registered ``MiniGrid-*`` ids and
-    ``DeepSea-{N}-v0`` (N = 3 ... 50).
-    """
-    if not isinstance(env_id, str):
-        raise TypeError(f"env id must be a string such as {EXAMPLE_IDS[0]!r}, got {type(env_id).__name__}")
-    _register(env_id)
-    if not (is_atari(env_id) or is_minigrid(env_id) or env_id.startswith("DeepSea-")):
-        raise ValueError(
-            f"unsupported env id {env_id!r}: use an Atari id 'ALE/<Game>-v5', a MiniGrid id "
-            f"'MiniGrid-...' or 'DeepSea-<N>-v0'; for example {', '.join(EXAMPLE_IDS)}"
-        )
-    if env_id not in gym.registry:
-        family = "ALE/" if is_atari(env_id) else "MiniGrid-" if is_minigrid(env_id) else "DeepSea-"
-        known = [k for k in gym.registry if k.startswith(family)]
-        close = difflib.get_close_matches(env_id, known, n=3, cutoff=0.6)
-        hint = f"did you mean {', '.join(close)}?" if close else f"for example {', '.join(EXAMPLE_IDS)}"
-        raise ValueError(f"unknown env id {env_id!r}: it is not registered with gymnasium; {hint}")
-    if is_atari(env_id) and not env_id.endswith("-v5"):
-        raise ValueError(f"Atari env id {env_id!r}: use the -v5 id (for example 'ALE/Pong-v5'); "
-                         "sticky actions and frame skip are set by make_env's arguments")
-    return env_id
-
-
-class MiniGridPixels(gym.ObservationWrapper):
-    """MiniGrid observation -> (3, H, W) uint8 RGB picture at ``tile_size`` pixels per cell.
-
-    ``view="full"``: the whole grid (fully observable; the agent is the red triangle).
-    ``view="partial"``: the agent's egocentric 7x7 view.
-    ``view_rgb``: the (H, W, 3) picture of the last observation, for the density frame.
-    """
-
-    def __init__(self, env: gym.Env, tile_size: int = 4, view: str = "full"):
-        super().__init__(env)
-        if view not in ("full", "partial"):
-            raise ValueError(f"view must be 'full' or 'partial', got {view!r}")
-        self.tile_size, self.view = tile_size, view
-        u = env.unwrapped
-        if view == "full":
-            h, w = u.height * tile_size, u.width * tile_size
-        else:
-            h = w = u.agent_view_size * tile_size
-        self.observation_space = gym.spaces.Box(0, 255, (3, h, w), np.uint8)
-
-    def observation(self, observation):
-        u = self.env.unwrapped
-        if self.view == "full":
-            self.view_rgb = _full_render(u, self.tile_size)
-        else:
-            self.view_rgb = u.get_frame(tile_size=self.tile_size, agent_pov=True)
-        return np.ascontiguousarray(self.view_rgb.transpose(2, 0, 1))
-
-
-class ActionSubset(gym.ActionWrapper):
-    """Keep only the first ``n`` actions (MiniGrid: 3 = left, right, forward; 6 drops 'done')."""
-
-    def __init__(self, env: gym.Env, n: int):
-        super().__init__(env)
-        if not 1 <= n <= env.action_space.n:
-            raise ValueError(f"n_actions must be between 1 and {env.action_space.n}, got {n}")
-        self.action_space = gym.spaces.Discrete(n)
-
-    def action(self, action):
-        return int(action)
+__all__ = ["make_env", "make_raw_env", "ChannelStack"]
 
 
 class ChannelStack(gym.ObservationWrapper):
@@ -274,7 +124,7 @@ def make_env(
         env = FrameStackObservation(env, stack)  # (stack, 84, 84): already channels first
         env = DensityFrameInfo(env, _ale_rgb, keep_rgb, density_frame)
         if env_id == "ALE/MontezumaRevenge-v5":
-            env = ExplorationInfo(env, _montezuma_room, lambda reward, terminated: reward > 0)
+            env = ExplorationInfo(env, montezuma_room, lambda reward, terminated: reward > 0)
     elif is_deep_sea(env_id):
         if n_actions is not None or view != "full":
             raise ValueError(f"{env_id}: DeepSea has 2 actions and one view (the whole grid); "

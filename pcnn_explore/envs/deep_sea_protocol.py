@@ -1,7 +1,7 @@
 """bsuite's deep-sea protocol (Osband et al. 2019, ``experiments/deep_sea``) as pure functions.
 
 The protocol: sizes N = 10, 12, ..., 50 (21 sizes), :data:`PROTOCOL_EPISODES` (10K) episodes each,
-one action mapping for every run (mapping seed 42, :data:`pcnn_explore.deep_sea.DEFAULT_MAPPING_SEED`).
+one action mapping for every run (mapping seed 42, :data:`pcnn_explore.envs.deep_sea.DEFAULT_MAPPING_SEED`).
 
 - An episode is **bad** when the agent leaves the diagonal it started on; on the deterministic task
   that is exactly an episode without the +1 (the +1 needs "right" at every step). A logged episode

@@ -32,7 +32,7 @@ Views (see :mod:`pcnn_explore.envs`, which builds and wraps it):
 
 Registered ids: ``DeepSea-{N}-v0`` for N = 3 ... 50, mapping seed :data:`DEFAULT_MAPPING_SEED`
 (42, the seed of bsuite's deep-sea sweep, which draws one mapping for every run; ``import
-pcnn_explore.deep_sea``: :func:`pcnn_explore.envs.make_env` does it, and takes ``mapping_seed`` to
+pcnn_explore.envs.deep_sea``: :func:`pcnn_explore.envs.make_env` does it, and takes ``mapping_seed`` to
 draw another). The mapping is drawn with ``np.random.default_rng(mapping_seed).integers(0, 2, (N, N))``
 (1: action 1 is "right" in that cell); bsuite draws it with another generator, so the maps differ,
 not the task.
