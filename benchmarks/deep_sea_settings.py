@@ -105,7 +105,7 @@ def run_one(out: Path, variant: str, size: int, seed: int, mapping_seed: int, ep
 def summary(path: Path) -> dict:
     """One row of the table from a run's log."""
     from pcnn_explore.envs.deep_sea_protocol import solve_episode, successes_from_log
-    from pcnn_explore.run.state import read_log
+    from pcnn_explore.run.log import read_log
 
     log = read_log(path)
     wins = successes_from_log(log)

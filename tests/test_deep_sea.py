@@ -202,7 +202,7 @@ def test_a_run_records_its_mapping_seed_and_resume_checks_it(tmp_path, capsys):
 
 
 def test_settings_saved_before_the_mapping_seed_existed_resume_on_mapping_seed_0():
-    from pcnn_explore.run.state import RunError, _check_resumable
+    from pcnn_explore.run.resume import RunError, _check_resumable
     from pcnn_explore.train import TrainConfig
 
     old = TrainConfig.preset("smoke", env="DeepSea-5-v0", mapping_seed=0).to_dict()

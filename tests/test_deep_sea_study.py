@@ -10,7 +10,7 @@ import pytest
 
 from pcnn_explore.experiments import deep_sea_claims as claims
 from pcnn_explore.experiments import deep_sea_study as study
-from pcnn_explore.run.state import LOG_COLUMNS
+from pcnn_explore.run.log import LOG_COLUMNS
 
 
 def _log(folder: Path, size: int, found: list[bool], cells: list[int], cut: bool = False) -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pcnn_explore.run.state import read_log
+from pcnn_explore.run.log import read_log
 from pcnn_explore.sweep import runner
 from pcnn_explore.sweep.grid import Grid
 

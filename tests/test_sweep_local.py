@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from pcnn_explore.cli import main
-from pcnn_explore.run.state import read_log
+from pcnn_explore.run.log import read_log
 from pcnn_explore.sweep import runner
 from pcnn_explore.sweep.grid import Grid, SweepError
 from pcnn_explore.sweep.local import LocalExecutor, worker_count

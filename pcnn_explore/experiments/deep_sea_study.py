@@ -171,7 +171,7 @@ class RunValues:
 def read_run(out_dir: str | os.PathLike, key: str, size: int, seed: int, cap: int) -> RunValues:
     """Read a DeepSea-``size`` run's ``log.csv`` (its first ``cap`` complete episodes) into
     :class:`RunValues`. A run with no complete episode has success rate and coverage NaN."""
-    from pcnn_explore.run.state import read_log
+    from pcnn_explore.run.log import read_log
 
     log = read_log(out_dir)
     complete = np.asarray(log["complete"], dtype=np.float64) == 1

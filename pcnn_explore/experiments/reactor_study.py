@@ -168,7 +168,7 @@ def run_values(out_dir: str | os.PathLike, size: int, late_fraction: float = 0.2
     mean; NaN with none), ``late`` (mean over the last ``late_fraction`` of them), ``solve_episode``
     (1-based, bsuite's rule at every episode; None: never), ``solved`` (in time for the score, within
     the episodes run), ``first_success`` (1-based; None), ``episodes``."""
-    from pcnn_explore.run.state import read_log
+    from pcnn_explore.run.log import read_log
 
     won = successes_from_log(read_log(out_dir))
     e = len(won)

@@ -16,7 +16,7 @@ transition (x_t, a_t, clip(r_t + r+_t, -1, 1), x_{t+1}) goes to the learner's re
 after ``learning_starts`` the learner takes one gradient step on a batch (DQN: transitions with
 the Q-learning or MMC target; Reactor: sequences with Retrace targets); every
 ``target_update_every`` agent steps it copies its online network to its target network.
-Checkpoints fall between vector steps. Files written: see :mod:`pcnn_explore.run.state`.
+Checkpoints fall between vector steps. Files written: see :mod:`pcnn_explore.run.checkpoints`.
 """
 from __future__ import annotations
 
@@ -37,8 +37,10 @@ from pcnn_explore.run.learners import make_learner
 from pcnn_explore.run.trace_log import TraceLog
 from pcnn_explore.run.scorer import BonusScorer
 from pcnn_explore.run.lock import RunLock
-from pcnn_explore.run.state import (CHECKPOINT, CheckpointWriter, CsvLog, Resume, RunError, episode_seed, open_run,
-                                    read_log, restore_rng_states, rng_states, truncate_log, write_settings)
+from pcnn_explore.run.checkpoints import CHECKPOINT, CheckpointWriter, restore_rng_states, rng_states
+from pcnn_explore.run.log import CsvLog, read_log, truncate_log
+from pcnn_explore.run.resume import Resume, RunError, episode_seed, open_run
+from pcnn_explore.run.settings import write_settings
 
 __all__ = ["TrainResult", "train", "run_loop", "epsilon_at", "describe", "build"]
 

@@ -47,7 +47,7 @@ def evaluate_deep_sea(sweep_dir: str | os.PathLike, episodes: int = PROTOCOL_EPI
     """``{"rows": [scaling row per trial], "scores": [score row per variant]}`` of the sweep's DeepSea
     trials (see the module docstring); only the first ``episodes`` of each run are read. Raises
     SweepError when none of them has logged an episode."""
-    from pcnn_explore.run.state import read_log
+    from pcnn_explore.run.log import read_log
     from pcnn_explore.verdicts import t_interval
 
     root = Path(sweep_dir)

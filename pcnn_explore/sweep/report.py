@@ -107,7 +107,7 @@ def evaluate_sweep(sweep_dir: str | os.PathLike, window: int | None = None, base
     to its baseline and the lines compared with it. Raises SweepError when the sweep has no logged
     trial, an env's runs are shorter than one window, or ``baseline`` is no line of the sweep.
     """
-    from pcnn_explore.run.state import read_log
+    from pcnn_explore.run.log import read_log
 
     root = Path(sweep_dir)
     records = read_sweep(root)
