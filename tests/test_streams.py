@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import torch
 
-from pcnn_explore import streams
+from pcnn_explore.streams import frame_stream as streams
 from pcnn_explore.streams import load_stream, stream_path, stream_settings
 
 torch.set_num_threads(1)

@@ -2,7 +2,7 @@
 
 Random-policy streams of Montezuma's Revenge stay in one nearly static room; the paper's models
 saw learning agents' frames, which move through rooms. The density experiments therefore run on
-an exploring stream (``policy="explorer"``, :mod:`pcnn_explore.stream_policies`) and keep the
+an exploring stream (``policy="explorer"``, :mod:`pcnn_explore.streams.policies`) and keep the
 random-policy stream as a second row. Two effects explain why the paper's PixelCNN can look
 worse than CTS here, and both are measured:
 
@@ -41,7 +41,7 @@ def check_policies(policies) -> None:
 
 def stream_policies_for(game: str, policies) -> tuple[str, ...]:
     """``policies`` without 'explorer' where ``game`` has no explorer route (at least 'random')."""
-    from pcnn_explore.stream_policies import EXPLORER_GAMES
+    from pcnn_explore.streams.policies import EXPLORER_GAMES
 
     kept = tuple(p for p in policies if p != "explorer" or game in EXPLORER_GAMES)
     return kept or ("random",)

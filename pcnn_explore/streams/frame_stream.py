@@ -19,7 +19,7 @@ Policies
   updates".
 - ``"explorer"`` (Montezuma's Revenge): an open-loop route through rooms 1, 2, 6 and 5 with
   random branches, played from emulator states cloned and restored along the route
-  (:mod:`pcnn_explore.stream_policies`); needs ``sticky_actions=0``.
+  (:mod:`pcnn_explore.streams.policies`); needs ``sticky_actions=0``.
 - ``"checkpoint:PATH"``: a trained agent (``pcnn_explore.train.load_policy(PATH)``) in the env
   it was trained on; the settings hold the policy file's content hash.
 
@@ -163,7 +163,7 @@ def stream_settings(game: str, n_frames: int, seed: int = 0, policy: str = "rand
     if not isinstance(policy, str) or (policy not in POLICIES[:3] and not policy.startswith("checkpoint:")):
         raise ValueError(f"unknown policy {policy!r}: choose one of {', '.join(POLICIES)}")
     if policy == "explorer":
-        from pcnn_explore import stream_policies as sp
+        from pcnn_explore.streams import policies as sp
 
         if game not in sp.EXPLORER_GAMES:
             raise ValueError(f"policy 'explorer' has a route for {', '.join(sp.EXPLORER_GAMES)} only, not {game!r}; "
@@ -173,7 +173,7 @@ def stream_settings(game: str, n_frames: int, seed: int = 0, policy: str = "rand
                              f"got {sticky_actions}")
         extra = {"route": sp.route_fingerprint(), "branch_every": sp.BRANCH_EVERY, "branch_length": sp.BRANCH_LENGTH}
     elif policy.startswith("checkpoint:"):
-        from pcnn_explore import stream_policies as sp
+        from pcnn_explore.streams import policies as sp
 
         extra = sp.checkpoint_settings(policy[len("checkpoint:"):], game)
         sticky_actions = extra.pop("sticky_actions")  # the env the agent was trained in
@@ -313,8 +313,8 @@ def generate_stream(settings: dict[str, Any], progress: bool = False) -> FrameSt
 
 
 def _generate_moving(settings: dict[str, Any], progress: bool) -> FrameStream:
-    """The explorer's or a checkpoint's stream (:mod:`pcnn_explore.stream_policies`)."""
-    from pcnn_explore import stream_policies as sp
+    """The explorer's or a checkpoint's stream (:mod:`pcnn_explore.streams.policies`)."""
+    from pcnn_explore.streams import policies as sp
 
     play = sp.play_explorer if settings["policy"] == "explorer" else sp.play_checkpoint
     arrays = play(settings, progress=progress)
