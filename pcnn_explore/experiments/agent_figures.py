@@ -5,8 +5,8 @@ Each entry of :data:`FIGURES` (an :class:`AgentFigure`) says what the paper ran:
 the line's metrics key, extra TrainConfig fields and legend text), the paper's games, what the
 paper says of each line, and the seeds of the presets. Each figure has a settings dataclass
 (smoke / study / paper presets built from its entry) that picks which of its lines to run, and
-one :func:`run` trains any of them. The modules ``dqn_bonus``, ``mmc_ablation``, ``pg_scale``
-and ``intrinsic_only`` (notebooks 07-10) name the entries' parts.
+one :func:`run` trains any of them; :func:`pcnn_explore.experiments.agent_summary.summary` and
+``paper`` (given the entry's name, ``"fig5"`` ...) give its metrics.
 """
 from __future__ import annotations
 

@@ -68,7 +68,7 @@ def plot_paper_scores(table: Mapping[str, Mapping[str, float]], agents: Sequence
     """The paper's appendix table as grouped bars, one group per game, scores relative to the best
     agent of that game (so games with scores in the tens and in the thousands share an axis).
 
-    ``table``: {game: {agent: score}} as from :func:`pcnn_explore.experiments.dqn_bonus.load_paper_table`.
+    ``table``: {game: {agent: score}} as from :func:`pcnn_explore.experiments.agent_figures.load_paper_table`.
     """
     if not table:
         raise ValueError("empty table")
