@@ -9,9 +9,9 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-from pcnn_explore.experiments import agent_figures, agent_summary
+from pcnn_explore.experiments.agents import agent_figures, agent_summary
 from pcnn_explore.envs import minigrid_tasks as tasks
-from pcnn_explore.experiments.agent_runs import (
+from pcnn_explore.experiments.agents.agent_runs import (
     AgentExperimentResults,
     RunResult,
     RunSpec,
@@ -293,7 +293,7 @@ def test_training_curve_figure_is_labelled():
 
 # ------------------------------------------------------------------------------ variant names
 from pcnn_explore import density  # noqa: E402
-from pcnn_explore.experiments import agent_curves, agent_runs  # noqa: E402
+from pcnn_explore.experiments.agents import agent_curves, agent_runs  # noqa: E402
 from pcnn_explore.run import variants as agent_variants  # noqa: E402
 from pcnn_explore.run.variants import (  # noqa: E402
     VARIANTS,
@@ -468,7 +468,7 @@ def test_bad_figure_choices_rejected_before_any_run(tmp_path, settings, err, mat
 
 
 def test_run_takes_a_figures_settings(tmp_path):
-    from pcnn_explore.experiments.agent_runs import AgentSettings
+    from pcnn_explore.experiments.agents.agent_runs import AgentSettings
 
     with pytest.raises(TypeError, match="settings of one figure"):
         agent_figures.run(AgentSettings.preset("smoke"), tmp_path)

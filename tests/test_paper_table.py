@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from pcnn_explore.experiments import agent_figures
+from pcnn_explore.experiments.agents import agent_figures
 
 TABLE_TEX = Path(__file__).resolve().parent / "data" / "paper_hard_games_table.tex"
 

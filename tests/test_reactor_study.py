@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 
-from pcnn_explore.experiments import reactor_study as rs
+from pcnn_explore.experiments.agents import reactor_study as rs
 from pcnn_explore.run.log import LOG_COLUMNS
 from pcnn_explore.run.trace_log import TRACE_COLUMNS
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from pcnn_explore.cli import main
-from pcnn_explore.experiments import agent_figures as af
-from pcnn_explore.experiments.agent_figures import HARD_GAMES
+from pcnn_explore.experiments.agents import agent_figures as af
+from pcnn_explore.experiments.agents.agent_figures import HARD_GAMES
 from pcnn_explore.sweep import grid as sg
 from pcnn_explore.sweep import runner
 

@@ -1,5 +1,5 @@
 """Notebooks 07-10 on bsuite's deep-sea protocol: each figure's lines, its study profile, and its
-claims decided with :mod:`pcnn_explore.experiments.deep_sea_claims` (the rules and their thresholds
+claims decided with :mod:`pcnn_explore.experiments.agents.deep_sea_claims` (the rules and their thresholds
 are stated there and in :data:`RULES`).
 
 The paper's figures ran on Atari; on a CPU the claims are tested on DeepSea-N
@@ -8,7 +8,7 @@ the notebooks:
 
 - the bonus model of Fig. 11, 12 and 13 is CTS (``bonus="cts"``), the paper's other density model:
   the paper's translation-invariant PixelCNN gives every DeepSea cell (nearly) the same pseudo-count
-  (:data:`~pcnn_explore.experiments.deep_sea_claims.NOT_TESTABLE_PIXELCNN`);
+  (:data:`~pcnn_explore.experiments.agents.deep_sea_claims.NOT_TESTABLE_PIXELCNN`);
 - every line sets MMC's beta explicitly (0 without MMC, ``mmc_beta`` with it, by default the kit's
   DeepSea value 0.5, :data:`pcnn_explore.envs.deep_sea.DEEP_SEA_MMC_BETA`; the paper's is 0.1), so DeepSea's
   preset never adds MMC silently;
@@ -25,8 +25,8 @@ import math
 from typing import Any, Sequence
 
 from pcnn_explore.envs.deep_sea import DEEP_SEA_MMC_BETA
-from pcnn_explore.experiments import deep_sea_claims as claims
-from pcnn_explore.experiments.deep_sea_study import (
+from pcnn_explore.experiments.agents import deep_sea_claims as claims
+from pcnn_explore.experiments.agents.deep_sea_study import (
     DeepSeaStudy,
     DeepSeaStudySettings,
     StudyVariant,
@@ -107,7 +107,7 @@ def variants(figure: str, bonus: str = "cts", mmc_beta: float | None = None, sca
 
 def settings(figure: str, profile: str, seed: int | None = None, n_seeds: int | None = None,
              **given: Any) -> DeepSeaStudySettings:
-    """The study settings of ``figure`` at ``profile`` (:func:`~pcnn_explore.experiments.deep_sea_study.settings_of`;
+    """The study settings of ``figure`` at ``profile`` (:func:`~pcnn_explore.experiments.agents.deep_sea_study.settings_of`;
     the study profile's part of the protocol from :data:`STUDY_PART` unless ``sizes`` / ``episodes`` are given)."""
     if figure not in FIGURES:
         raise ValueError(f"figure must be one of {', '.join(FIGURES)}, got {figure!r}")
@@ -274,12 +274,12 @@ _ATARI = {"fig5": "DqnBonusSettings", "fig11": "MmcAblationSettings", "fig12": "
 
 def atari(figure: str, profile: str, output_dir, seed: int | None = None, n_seeds: int | None = None, sweep_dir=None,
           progress: bool = False) -> dict[str, Any] | None:
-    """At the paper profile: the figure's Atari grid as before (:func:`pcnn_explore.experiments.agent_figures.run`
+    """At the paper profile: the figure's Atari grid as before (:func:`pcnn_explore.experiments.agents.agent_figures.run`
     under ``output_dir/atari``, or a finished sweep's runs with ``sweep_dir``), ``{"summary", "paper"}``,
     whose verdict counts every game the grid runs; None at any other profile."""
     if profile != "paper":
         return None
-    from pcnn_explore.experiments import agent_figures, agent_summary
+    from pcnn_explore.experiments.agents import agent_figures, agent_summary
     from pathlib import Path
 
     cls = getattr(agent_figures, _ATARI[figure])

@@ -1,5 +1,5 @@
 """Agent studies on bsuite's deep-sea protocol: the runs, and the per-run and per-seed values that
-the notebooks' verdicts (:mod:`pcnn_explore.experiments.deep_sea_claims`) decide on.
+the notebooks' verdicts (:mod:`pcnn_explore.experiments.agents.deep_sea_claims`) decide on.
 
 API (every agent notebook, 07-10 and 13, can use it):
 
@@ -14,7 +14,7 @@ API (every agent notebook, 07-10 and 13, can use it):
   (``for_notebook(profile, seed=..., n_seeds=..., sizes=..., episodes=...)``).
 - :func:`study_specs` (the RunSpecs: env ``DeepSea-N-v0``, steps = episodes x N, since every DeepSea
   episode lasts exactly N agent steps) and :func:`run_study` (runs them with
-  :func:`pcnn_explore.experiments.agent_runs.run_specs`, reads each run back) -> :class:`DeepSeaStudy`.
+  :func:`pcnn_explore.experiments.agents.agent_runs.run_specs`, reads each run back) -> :class:`DeepSeaStudy`.
 - :func:`read_run` -> :class:`RunValues` of one run's ``log.csv`` (testable on hand-made logs).
 - :class:`DeepSeaStudy`: ``runs``; ``per_seed(key, field)`` (one value per seed, the mean over the
   study's sizes of a :class:`RunValues` field), ``per_seed_score(key)`` (bsuite's deep-sea score of
@@ -198,7 +198,7 @@ def study_specs(settings: DeepSeaStudySettings, variants: Sequence[StudyVariant]
     """One RunSpec per size x variant x seed, in that order, under ``out_root/DeepSea-N-v0/<key>_s<seed>``;
     steps = episode cap x N. Every run gets ``settings.train_overrides``, the variant's ``overrides``
     on top, and ``mapping_seed`` where set."""
-    from pcnn_explore.experiments.agent_runs import RunSpec
+    from pcnn_explore.experiments.agents.agent_runs import RunSpec
 
     settings.check()
     keys = [v.key for v in variants]
@@ -221,10 +221,10 @@ def study_specs(settings: DeepSeaStudySettings, variants: Sequence[StudyVariant]
 def run_study(settings: DeepSeaStudySettings, variants: Sequence[StudyVariant], out_dir: str | os.PathLike,
               progress: bool = False) -> "DeepSeaStudy":
     """Train (or read back finished, resume unfinished) every run of the study under ``out_dir/runs``
-    with :func:`~pcnn_explore.experiments.agent_runs.run_specs` and read their values."""
+    with :func:`~pcnn_explore.experiments.agents.agent_runs.run_specs` and read their values."""
     import time
 
-    from pcnn_explore.experiments.agent_runs import run_specs
+    from pcnn_explore.experiments.agents.agent_runs import run_specs
 
     specs = study_specs(settings, variants, Path(out_dir) / "runs")
     start = time.monotonic()

@@ -5,7 +5,7 @@ paper-versus-this-run comparison.
 Units: ``step`` is counted in agent steps (one action; on Atari one agent step is 4 emulator
 frames). Returns are undiscounted extrinsic episode returns (in MiniGrid, ``1 - 0.9 * t / T`` on
 reaching the goal, else 0), also when the agent learns from the intrinsic reward alone. The runs
-come from :mod:`pcnn_explore.experiments.agent_runs`.
+come from :mod:`pcnn_explore.experiments.agents.agent_runs`.
 """
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 import numpy as np
 
 if TYPE_CHECKING:
-    from pcnn_explore.experiments.agent_runs import RunResult
+    from pcnn_explore.experiments.agents.agent_runs import RunResult
 
 __all__ = ["curves_by_variant", "final_success_rate", "summarise_runs", "AgentExperimentResults"]
 

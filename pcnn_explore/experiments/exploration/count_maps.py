@@ -72,7 +72,7 @@ class CountMaps:
 
 
 def pseudo_count_maps(settings, seed: int = 0) -> CountMaps:
-    """``settings``: :class:`pcnn_explore.experiments.exploration.ExplorationSettings`. Train each of
+    """``settings``: :class:`pcnn_explore.experiments.exploration.laptop.ExplorationSettings`. Train each of
     ``counts_models`` online on a random walk's frames on DeepSea-``counts_size``
     (``counts_episodes`` episodes), then score the frame with the agent in each reachable cell:
     log rho, and PG and pseudo-count from one update on a copy of the trained model."""

@@ -6,7 +6,7 @@ Paper (agent level, Fig. 14): convolutional CTS behaves like PixelCNN on dense-r
 its CTS counterpart", but "it alone is insufficient to explain" PixelCNN's advantage.
 
 Here, per game and stream (the exploring stream where the game has one, and the
-uniform-random-policy stream; :mod:`pcnn_explore.experiments.location`) and model, all trained online on the same frames:
+uniform-random-policy stream; :mod:`pcnn_explore.experiments.density.location`) and model, all trained online on the same frames:
 the incoming-frame loss -log rho_n(x_n) (nats per frame) averaged over the last quarter of the
 stream; the held-out loss at the end on frames of an independent stream (seed + 1); and the PG
 statistics of the second half of the stream (mean, variability, peak-to-median).
@@ -15,7 +15,7 @@ What the density level can decide: the ordering of the held-out losses the claim
 game's main stream, directionally: PixelCNN below CTS (there is an advantage to explain), ConvCTS
 below CTS (the convolution explains part of it) and ConvCTS above PixelCNN (not all of it), each
 over ``n_seeds`` independent runs, paired over seeds
-(:func:`pcnn_explore.experiments.density_verdicts.conv_cts`). What it cannot decide: the paper's
+(:func:`pcnn_explore.experiments.density.density_verdicts.conv_cts`). What it cannot decide: the paper's
 evidence is the agents' scores (Fig. 14), and a lower held-out loss need not give a better
 exploration bonus, so whether the convolution explains part of the *agent's* advantage is left to
 the agent experiments.
@@ -26,12 +26,12 @@ import dataclasses
 from typing import ClassVar
 
 from pcnn_explore.density import make_density
-from pcnn_explore.experiments import density_verdicts as dv
-from pcnn_explore.experiments.density_stats import pg_summary, tail_mean
-from pcnn_explore.experiments.density_training import (
+from pcnn_explore.experiments.density import density_verdicts as dv
+from pcnn_explore.experiments.density.density_stats import pg_summary, tail_mean
+from pcnn_explore.experiments.density.density_training import (
     MODEL_NAMES, DensityExperimentSettings, TrainTrace, check_models, check_positive_int, heldout_frames,
     heldout_loss, run_seeds, train_stream)
-from pcnn_explore.experiments.location import (
+from pcnn_explore.experiments.density.location import (
     STREAM_POLICIES, check_policies, location_stats, static_positions, stream_policies_for)
 from pcnn_explore.streams import check_game, load_stream
 

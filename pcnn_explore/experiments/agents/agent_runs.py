@@ -1,7 +1,7 @@
 """Run agent variants x seeds: one training run per (variant, env, seed), in worker processes.
 
 Shared by the agent experiments (Fig. 5, 11, 12, 13 of the paper; their table is
-:mod:`pcnn_explore.experiments.agent_figures`). Each run is a trial of the sweep runner
+:mod:`pcnn_explore.experiments.agents.agent_figures`). Each run is a trial of the sweep runner
 (:func:`pcnn_explore.sweep.runner.run_trials`): one resumable :func:`pcnn_explore.train.train`
 in its own output folder, in a pool of worker processes on this machine by default (no Ray), as a
 Ray task where ``$RAY_ADDRESS`` names a cluster or a Ray is already started in this process (or
@@ -9,7 +9,7 @@ where ``executor``/``$PCNN_EXPLORE_EXECUTOR`` says ``ray``), at most ``workers``
 and one torch thread each. A folder that already holds the same run is reused (finished: read back; unfinished:
 resumed); one holding other settings is replaced. Variants are named by the rule of
 :mod:`pcnn_explore.run.variants`. The runs' logs become curves and summaries in
-:mod:`pcnn_explore.experiments.agent_curves` (whose names are importable from here too).
+:mod:`pcnn_explore.experiments.agents.agent_curves` (whose names are importable from here too).
 
 Units: ``step`` is counted in agent steps (one action; on Atari one agent step is 4 emulator
 frames).
@@ -24,7 +24,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from pcnn_explore.experiments.agent_curves import (
+from pcnn_explore.experiments.agents.agent_curves import (
     AgentExperimentResults,
     curves_by_variant,
     final_success_rate,

@@ -6,16 +6,16 @@ not give better probability estimates.
 
 Here: CTS, ConvCTS, PixelCNN and the position-biased PixelCNN are trained online on the same stream
 for ``n_train`` frames, on an exploring stream (the main one) and on a uniform-random-policy stream
-(:mod:`pcnn_explore.experiments.location`); each then draws ``n_samples`` images (pixel by pixel in raster order), and
+(:mod:`pcnn_explore.experiments.density.location`); each then draws ``n_samples`` images (pixel by pixel in raster order), and
 its held-out loss (mean -log rho(x), nats per frame) is measured on ``n_heldout`` frames drawn
 from an independent stream (seed + 1) of ``heldout_source`` agent steps.
 
 The paper judges sample quality by eye. The verdict uses a stated measure instead
-(:func:`~pcnn_explore.experiments.density_stats.nearest_frame_distance`): the share of a sample's
+(:func:`~pcnn_explore.experiments.density.density_stats.nearest_frame_distance`): the share of a sample's
 pixels that differ from the nearest of the stream's training frames, averaged over the samples;
 lower means the samples lie nearer real frames. It is decided over ``n_seeds`` independent runs
 (a fresh stream and models per seed) on the main stream, PixelCNN against CTS, paired over seeds
-(:func:`pcnn_explore.experiments.density_verdicts.samples`). The measure rewards samples that copy
+(:func:`pcnn_explore.experiments.density.density_verdicts.samples`). The measure rewards samples that copy
 a training frame as much as good new ones; look at the samples too. The held-out losses are
 context: the paper warns that a better generative model need not give better probabilities. The
 kit's position-biased PixelCNN is shown, never counted.
@@ -28,12 +28,12 @@ from typing import ClassVar
 import numpy as np
 
 from pcnn_explore.density import make_density
-from pcnn_explore.experiments import density_verdicts as dv
-from pcnn_explore.experiments.density_stats import nearest_frame_distance
-from pcnn_explore.experiments.density_training import (
+from pcnn_explore.experiments.density import density_verdicts as dv
+from pcnn_explore.experiments.density.density_stats import nearest_frame_distance
+from pcnn_explore.experiments.density.density_training import (
     MODEL_NAMES, DensityExperimentSettings, TrainTrace, check_models, check_positive_int, heldout_frames,
     heldout_loss, run_seeds, train_stream)
-from pcnn_explore.experiments.location import (
+from pcnn_explore.experiments.density.location import (
     STREAM_POLICIES, check_policies, location_stats, policy_label, static_positions, stream_policies_for)
 from pcnn_explore.streams import check_game, load_stream
 
@@ -80,7 +80,7 @@ class SamplesResults:
     """Per stream policy (``settings.policies`` that the game has; the first is the main one):
     samples[policy][model]: (n_samples, 42, 42) uint8; heldout_loss[policy][model]: nats per
     frame; traces[policy][model]: online TrainTrace; real[policy]: (n_samples, 42, 42) training
-    frames; location[policy][model]: :func:`~pcnn_explore.experiments.location.location_stats`;
+    frames; location[policy][model]: :func:`~pcnn_explore.experiments.density.location.location_stats`;
     static_fraction[policy]: share of pixel positions static (> 99%) in the training frames;
     rooms[policy]: distinct rooms the training frames visit (empty where unknown);
     sample_distance[policy][model]: mean over the samples of the share of pixels that differ from

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from pcnn_explore.experiments.density_stats import tail_mean
+from pcnn_explore.experiments.density.density_stats import tail_mean
 
 __all__ = ["STREAM_POLICIES", "stream_policies_for", "check_policies", "static_positions", "location_stats", "explain",
            "policy_label", "smoke_verdict"]

@@ -43,7 +43,7 @@ import numpy as np
 
 from pcnn_explore.envs.deep_sea import deep_sea_id
 from pcnn_explore.envs.deep_sea_protocol import solve_episode, solved_in_time, successes_from_log
-from pcnn_explore.experiments.agent_runs import RunSpec, run_specs
+from pcnn_explore.experiments.agents.agent_runs import RunSpec, run_specs
 from pcnn_explore.run.variants import MMC_BETA, VARIANTS, check_variant, variant_agent, variant_label
 from pcnn_explore.profiles import ExperimentSettings, check_profile
 from pcnn_explore.verdicts import Verdict, difference_verdict, progress_verdict, t_interval

@@ -5,7 +5,7 @@ Each entry of :data:`FIGURES` (an :class:`AgentFigure`) says what the paper ran:
 the line's metrics key, extra TrainConfig fields and legend text), the paper's games, what the
 paper says of each line, and the seeds of the presets. Each figure has a settings dataclass
 (smoke / study / paper presets built from its entry) that picks which of its lines to run, and
-one :func:`run` trains any of them; :func:`pcnn_explore.experiments.agent_summary.summary` and
+one :func:`run` trains any of them; :func:`pcnn_explore.experiments.agents.agent_summary.summary` and
 ``paper`` (given the entry's name, ``"fig5"`` ...) give its metrics.
 """
 from __future__ import annotations
@@ -16,8 +16,8 @@ import os
 from pathlib import Path
 from typing import Any, ClassVar, Mapping, NamedTuple
 
-from pcnn_explore.experiments.agent_curves import AgentExperimentResults
-from pcnn_explore.experiments.agent_runs import (
+from pcnn_explore.experiments.agents.agent_curves import AgentExperimentResults
+from pcnn_explore.experiments.agents.agent_runs import (
     PAPER_AGENT_STEPS,
     SMOKE_TASK,
     STUDY_TASK,
@@ -37,7 +37,7 @@ __all__ = [
 
 
 class Arm(NamedTuple):
-    """One line of a figure, in the form :func:`~pcnn_explore.experiments.agent_runs.make_specs` takes."""
+    """One line of a figure, in the form :func:`~pcnn_explore.experiments.agents.agent_runs.make_specs` takes."""
 
     variant: str  # a name of the variant rule ("pixelcnn_mmc")
     key: str  # metrics key and run folder name ("pixelcnn_mmc", "c10", ...)

@@ -8,7 +8,7 @@ stability". This is why the paper can train its density model completely online 
 Here: a Freeway stream from a "biased" random policy whose action probabilities are redrawn
 every ``switch_every`` agent steps (:mod:`pcnn_explore.streams`). ``n_heldout`` held-out frames
 are drawn from an independent stream of the same policy (seed + 1); every method trains on all
-frames of the stream, in its own order (:func:`~pcnn_explore.experiments.density_training.training_order`), each with a fresh
+frames of the stream, in its own order (:func:`~pcnn_explore.experiments.density.density_training.training_order`), each with a fresh
 PixelCNN of the same initial weights. Two loss curves, in nats per frame:
 
 - held-out loss: mean -log rho(x) over the held-out frames (from every policy phase), measured
@@ -19,7 +19,7 @@ The paper compares learning curves, not end points, so the verdict compares the 
 (:func:`compare_curves`): their area (the mean held-out loss over training, trapezoidal in updates)
 and their largest rise between successive evaluations (instability). It is decided over
 ``n_seeds`` independent runs (a fresh stream, held-out set and PixelCNN per seed) with a stated
-equivalence margin (:func:`pcnn_explore.experiments.density_verdicts.training_orders`): for each
+equivalence margin (:func:`pcnn_explore.experiments.density.density_verdicts.training_orders`): for each
 other order, the relative area difference to online training, area_m / area_online - 1, and the
 difference of the largest rise's share of the area, each within +-10% at 95%.
 """
@@ -31,8 +31,8 @@ from typing import ClassVar
 import numpy as np
 
 from pcnn_explore.density import PixelCNNDensity
-from pcnn_explore.experiments import density_verdicts as dv
-from pcnn_explore.experiments.density_training import (
+from pcnn_explore.experiments.density import density_verdicts as dv
+from pcnn_explore.experiments.density.density_training import (
     TRAINING_ORDERS, DensityExperimentSettings, TrainTrace, check_positive_int, run_seeds, train_stream,
     training_order)
 from pcnn_explore.streams import check_game, load_stream

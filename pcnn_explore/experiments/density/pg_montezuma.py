@@ -6,17 +6,17 @@ peaks at certain infrequent events."
 
 Here: the models (CTS, the paper's PixelCNN, the position-biased PixelCNN) train online on the same
 stream, an exploring one (the main verdict) and a uniform-random-policy one
-(:mod:`pcnn_explore.experiments.location`). The first
+(:mod:`pcnn_explore.experiments.density.location`). The first
 ``warmup`` frames are trained on but not analysed (an untrained model's PGs are large for every
 frame); the next ``n_steps`` frames give the PG traces, PG_n = log rho'_n(x) - log rho_n(x) in
-nats. Statistics per model (:mod:`pcnn_explore.experiments.density_stats`): mean PG; the
+nats. Statistics per model (:mod:`pcnn_explore.experiments.density.density_stats`): mean PG; the
 step-to-step variability, median |PG_{t+1} - PG_t| / median PG; the peak-to-median ratio,
 max PG / median PG; the peak measure of the verdict, the 0.99 quantile of PG / median PG (robust
 to a single maximum); the share of negative PGs (PixelCNN is not learning-positive).
 
 The verdict decides each of the paper's three claims on its own, PixelCNN against CTS on the main
 stream, over ``n_seeds`` independent runs (a fresh stream and models per seed), paired over seeds
-(:func:`pcnn_explore.experiments.density_verdicts.pg_claims`): lower mean PG; smoother (lower
+(:func:`pcnn_explore.experiments.density.density_verdicts.pg_claims`): lower mean PG; smoother (lower
 variability); sharper peaks (higher quantile-to-median ratio). The kit's position-biased PixelCNN is
 shown, never counted.
 """
@@ -28,11 +28,11 @@ from typing import ClassVar
 import numpy as np
 
 from pcnn_explore.density import REGISTRY, make_density
-from pcnn_explore.experiments import density_verdicts as dv
-from pcnn_explore.experiments.density_stats import pg_summary
-from pcnn_explore.experiments.density_training import (
+from pcnn_explore.experiments.density import density_verdicts as dv
+from pcnn_explore.experiments.density.density_stats import pg_summary
+from pcnn_explore.experiments.density.density_training import (
     DensityExperimentSettings, TrainTrace, check_positive_int, heldout_frames, heldout_loss, run_seeds, train_stream)
-from pcnn_explore.experiments.location import (
+from pcnn_explore.experiments.density.location import (
     STREAM_POLICIES, check_policies, location_stats, policy_label, static_positions, stream_policies_for)
 from pcnn_explore.streams import check_game, load_stream
 
@@ -45,7 +45,7 @@ PAPER_CLAIM = "PixelCNN PG lower than CTS PG, smoother between successive states
 class PgSettings(DensityExperimentSettings):
     """game; n_steps: frames whose PG is analysed (paper: 5K); warmup: frames trained on before
     them; models: density models to compare; policies: the streams (the first is the main one;
-    see :mod:`pcnn_explore.experiments.location`); n_heldout: held-out frames for the loss shares,
+    see :mod:`pcnn_explore.experiments.density.location`); n_heldout: held-out frames for the loss shares,
     drawn from an independent stream (seed + 1) of 4 n_heldout agent steps."""
 
     game: str = "MontezumaRevenge"
@@ -81,7 +81,7 @@ class PgResults:
     pg_summary; traces[policy][model]: the full online TrainTrace (warm-up included);
     episode_starts[policy]: (n_steps,) bool of the analysed frames; steps: (n_steps,) their stream
     indices; rooms[policy]: (n_steps,) room of each analysed frame, or None; location[policy][model]:
-    :func:`~pcnn_explore.experiments.location.location_stats` on held-out frames of an independent
+    :func:`~pcnn_explore.experiments.density.location.location_stats` on held-out frames of an independent
     stream (seed + 1); static_fraction[policy]: share of static pixel positions."""
 
     settings: PgSettings

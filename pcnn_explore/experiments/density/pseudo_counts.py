@@ -17,7 +17,7 @@ The verdict (Sec. 3.4: with a constant learning rate "the per-step PG never comp
 PixelCNN's pseudo-count grows slowly) is decided over ``n_seeds`` independent runs (a fresh stream
 and models per seed): the least-squares slope of PixelCNN's own pseudo-count of the repeated frame
 against its real count must lie below 1, the slope of a real count, at 95%
-(:func:`pcnn_explore.experiments.density_verdicts.pseudo_counts`). CTS's slope is shown beside it.
+(:func:`pcnn_explore.experiments.density.density_verdicts.pseudo_counts`). CTS's slope is shown beside it.
 """
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ import numpy as np
 
 from pcnn_explore.bonus import SCHEDULES, PseudoCountBonus, exploration_bonus, pseudo_count
 from pcnn_explore.density import EmpiricalDensity, make_density
-from pcnn_explore.experiments import density_verdicts as dv
+from pcnn_explore.experiments.density import density_verdicts as dv
 from pcnn_explore.envs.frames import DENSITY_LEVELS
 from pcnn_explore.profiles import ExperimentSettings
 from pcnn_explore.streams import FrameStream, load_stream
@@ -55,7 +55,7 @@ class PseudoCountSettings(ExperimentSettings):
 
 
     def seeds(self) -> tuple[int, ...]:
-        """The runs' seeds (:func:`~pcnn_explore.experiments.density_verdicts.seed_list`)."""
+        """The runs' seeds (:func:`~pcnn_explore.experiments.density.density_verdicts.seed_list`)."""
         return dv.seed_list(self.seed, self.n_seeds)
 
 

@@ -3,7 +3,7 @@
 metrics.json's ``summary`` and ``paper`` for a recorded episode summarised by
 :func:`pcnn_explore.record.summarize_episode` (bonus values are the pseudo-count bonus r+,
 dimensionless; steps are agent steps). The paper shows one episode and no numbers, and so does this
-notebook: the verdict is qualitative (:func:`pcnn_explore.experiments.density_verdicts.qualitative`,
+notebook: the verdict is qualitative (:func:`pcnn_explore.experiments.density.density_verdicts.qualitative`,
 one episode, no seeds, no interval), on the conditions
 
 - the bonus at room changes is at least :data:`PEAK_RATIO` times the episode's median;
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 
-from pcnn_explore.experiments.density_verdicts import qualitative
+from pcnn_explore.experiments.density.density_verdicts import qualitative
 
 __all__ = ["PEAK_RATIO", "TOP_SHARE", "PAPER", "verdict", "summary"]
 

@@ -16,7 +16,7 @@ Three parts, each a function of :class:`ExplorationSettings`:
   then asked for the pseudo-count of the agent in every cell, beside the true visit counts.
 
 Every training run is one :func:`pcnn_explore.train.train` run (TrainConfig presets, DeepSea's
-:func:`pcnn_explore.envs.env_defaults`), run through :func:`pcnn_explore.experiments.agent_runs.run_specs`.
+:func:`pcnn_explore.envs.env_defaults`), run through :func:`pcnn_explore.experiments.agents.agent_runs.run_specs`.
 Steps are agent steps throughout.
 """
 from __future__ import annotations
@@ -29,10 +29,10 @@ from typing import Any, ClassVar
 import numpy as np
 
 from pcnn_explore.envs.deep_sea import deep_sea_id, deep_sea_size, occupiable_cells
-from pcnn_explore.experiments.agent_runs import RunSpec, run_specs
+from pcnn_explore.experiments.agents.agent_runs import RunSpec, run_specs
 from pcnn_explore.run.variants import check_variant
 from pcnn_explore.run.variants import variant_label as label  # the paper's name of a variant
-from pcnn_explore.experiments.count_maps import CountMaps, pseudo_count_maps, random_walk_frames
+from pcnn_explore.experiments.exploration.count_maps import CountMaps, pseudo_count_maps, random_walk_frames
 from pcnn_explore.profiles import ExperimentSettings, check_profile
 
 __all__ = ["ExplorationSettings", "DeepSeaRun", "label", "deep_sea_specs", "room_specs", "run_deep_sea", "run_rooms",

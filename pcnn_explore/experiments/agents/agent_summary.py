@@ -25,7 +25,7 @@ from pcnn_explore.evaluation import format_improvement, Improvement
 from pcnn_explore.verdicts import VERDICTS
 
 if TYPE_CHECKING:
-    from pcnn_explore.experiments.agent_curves import AgentExperimentResults
+    from pcnn_explore.experiments.agents.agent_curves import AgentExperimentResults
 
 __all__ = ["VERDICTS", "summary", "paper", "verdict", "games_verdict"]
 
@@ -121,7 +121,7 @@ def paper(figure: str, results: AgentExperimentResults) -> dict[str, Any]:
     """metrics.json's ``paper``: the paper's claim per line (``<key>``), its numbers under the summary's
     names where it gives them for this env (Fig. 5: the appendix table's maximum scores; Fig. 12:
     Sec. 6's record peaks for c > 0.1, beside the best peak), and its claim as ``verdict``."""
-    from pcnn_explore.experiments.agent_figures import FIGURES
+    from pcnn_explore.experiments.agents.agent_figures import FIGURES
     from pcnn_explore.sweep.report import load_paper_scores, RECORD_PEAK, PAPER_COLUMNS
 
     fig = FIGURES[figure]

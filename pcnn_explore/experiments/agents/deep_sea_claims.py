@@ -1,7 +1,7 @@
 """The paper's agent claims (Fig. 5, 11, 12, 13) decided on a deep-sea study, with
 :mod:`pcnn_explore.verdicts`: the seed is the unit, each rule states its threshold or margin.
 
-Every function takes per-seed values (lists in the same seed order; :class:`~pcnn_explore.experiments.deep_sea_study.DeepSeaStudy`
+Every function takes per-seed values (lists in the same seed order; :class:`~pcnn_explore.experiments.agents.deep_sea_study.DeepSeaStudy`
 gives them) and returns a :class:`~pcnn_explore.verdicts.Verdict` or a dict ``{"verdict", "sentence",
 "parts"}`` whose ``verdict`` is one of :data:`pcnn_explore.verdicts.VERDICTS`:
 
@@ -138,7 +138,7 @@ def intrinsic_covers_more(intrinsic: Sequence[float], dqn: Sequence[float], seed
 def finds_reward(found: Sequence[bool], chance: float, name: str = "seeds that found the +1") -> Verdict:
     """Fig. 13: the intrinsic-only agent finds the +1 (which it never learns from). ``found``: per
     seed; ``chance``: the random policy's chance of finding it within the same episodes
-    (:func:`~pcnn_explore.experiments.deep_sea_study.random_finds_within`). ``agrees`` when the exact
+    (:func:`~pcnn_explore.experiments.agents.deep_sea_study.random_finds_within`). ``agrees`` when the exact
     interval of the share lies above ``chance``."""
     found = [bool(f) for f in found]
     return share_verdict(sum(found), len(found), chance, claim=name)

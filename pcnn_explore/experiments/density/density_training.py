@@ -21,7 +21,7 @@ import numpy as np
 
 from pcnn_explore.bonus import prediction_gain
 from pcnn_explore.density import DensityModel
-from pcnn_explore.experiments.density_verdicts import seed_list
+from pcnn_explore.experiments.density.density_verdicts import seed_list
 from pcnn_explore.profiles import ExperimentSettings, check_profile
 from pcnn_explore.streams import load_stream
 
@@ -168,7 +168,7 @@ class DensityExperimentSettings(ExperimentSettings):
     sticky_actions: float | None = None
 
     def seeds(self) -> tuple[int, ...]:
-        """The runs' seeds: ``seed, seed + 2, ...`` (:func:`~pcnn_explore.experiments.density_verdicts.seed_list`)."""
+        """The runs' seeds: ``seed, seed + 2, ...`` (:func:`~pcnn_explore.experiments.density.density_verdicts.seed_list`)."""
         return seed_list(self.seed, self.n_seeds)
 
     def stream_options(self, progress: bool | None = None, policy: str = "random") -> dict:

@@ -11,7 +11,7 @@ starts after the first ``baseline`` frames) lie within ``window`` frames after a
 and compare with chance (the share of frames that lie that close to a start). The claim is decided
 over ``n_seeds`` independent runs (a fresh stream and PixelCNN each): the near-start share minus
 chance's share, paired over seeds, must exceed 0 at 95%
-(:func:`pcnn_explore.experiments.density_verdicts.episode_spikes`).
+(:func:`pcnn_explore.experiments.density.density_verdicts.episode_spikes`).
 """
 from __future__ import annotations
 
@@ -21,9 +21,9 @@ from typing import ClassVar
 import numpy as np
 
 from pcnn_explore.density import PixelCNNDensity
-from pcnn_explore.experiments import density_verdicts as dv
-from pcnn_explore.experiments.density_stats import SpikeAlignment, spike_alignment
-from pcnn_explore.experiments.density_training import (
+from pcnn_explore.experiments.density import density_verdicts as dv
+from pcnn_explore.experiments.density.density_stats import SpikeAlignment, spike_alignment
+from pcnn_explore.experiments.density.density_training import (
     DensityExperimentSettings, TrainTrace, check_positive_int, run_seeds, train_stream)
 from pcnn_explore.streams import check_game, load_stream
 

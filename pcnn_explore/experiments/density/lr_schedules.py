@@ -10,7 +10,7 @@ trained online on the same uniform-random-policy stream. The rate of update n is
 the incoming-frame loss -log rho_n(x_n), in nats per frame, averaged over the last
 ``average_last`` frames. A run whose loss becomes non-finite stops and counts as diverged (NaN).
 
-The verdict (:func:`pcnn_explore.experiments.density_verdicts.lr_schedules`) decides over
+The verdict (:func:`pcnn_explore.experiments.density.density_verdicts.lr_schedules`) decides over
 ``n_seeds`` independent runs (a fresh stream and PixelCNN weights per seed), paired over seeds:
 
 - the named rates: the better of constant 1e-3 and 0.1 n^-1/2 has a lower final loss than the best
@@ -37,9 +37,9 @@ import numpy as np
 
 from pcnn_explore.density import PixelCNNDensity
 from pcnn_explore.density.pixelcnn import LR_SCHEDULES
-from pcnn_explore.experiments import density_verdicts as dv
-from pcnn_explore.experiments.density_stats import tail_mean
-from pcnn_explore.experiments.density_training import (
+from pcnn_explore.experiments.density import density_verdicts as dv
+from pcnn_explore.experiments.density.density_stats import tail_mean
+from pcnn_explore.experiments.density.density_training import (
     DensityExperimentSettings, TrainTrace, check_positive_int, run_seeds, train_stream)
 from pcnn_explore.streams import check_game, load_stream
 
