@@ -9,7 +9,7 @@ def montezuma_frames(n: int = 600, seed: int = 0) -> np.ndarray:
     import ale_py
     import gymnasium as gym
 
-    from pcnn_explore.frames import to_density_frame
+    from pcnn_explore.envs.frames import to_density_frame
 
     gym.register_envs(ale_py)
     env = gym.make("ALE/MontezumaRevenge-v5")

@@ -90,7 +90,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         # what the training loop waits for: the snapshot its background writer takes (frames copied,
         # compression deferred to the writer thread)
-        from pcnn_explore.run.state import snapshot
+        from pcnn_explore.run.checkpoints import snapshot
 
         t = time.perf_counter()
         snap = snapshot(replay.state_dict(defer=True))

@@ -3,7 +3,7 @@
 Every run is ``pcnn-explore train --env DeepSea-N-v0 --bonus cts --seed S --mapping-seed M
 --steps E`` at the study profile (DeepSea's defaults, :data:`pcnn_explore.envs.DEEP_SEA_DEFAULTS`),
 with one variant's settings on top, scored by bsuite's rule
-(:func:`pcnn_explore.deep_sea_protocol.solve_episode`, checked at every episode).
+(:func:`pcnn_explore.envs.deep_sea_protocol.solve_episode`, checked at every episode).
 
 Variants (:data:`VARIANTS`):
 
@@ -125,8 +125,8 @@ def run_one(out: Path, variant: str, size: int, seed: int, mapping_seed: int, ep
 
 def summary(path: Path) -> dict:
     """One row of the table from a run's log."""
-    from pcnn_explore.deep_sea_protocol import solve_episode, successes_from_log
-    from pcnn_explore.run.state import read_log
+    from pcnn_explore.envs.deep_sea_protocol import solve_episode, successes_from_log
+    from pcnn_explore.run.log import read_log
 
     log = read_log(path)
     wins = successes_from_log(log)

@@ -74,7 +74,7 @@ def random_policy_stats(env_id: str, episodes: int, seed: int = 0) -> dict:
     """Random-policy statistics of one task over ``episodes`` episodes (agent steps)."""
     import gymnasium as gym
 
-    import pcnn_explore.experiments.tasks as tasks
+    import pcnn_explore.envs.minigrid_tasks as tasks
 
     env = gym.make(env_id)
     rng = np.random.default_rng(seed)
@@ -136,7 +136,7 @@ def stage_random(args) -> None:
 
 
 def stage_agents(args) -> None:
-    from pcnn_explore.experiments.agent_runs import VARIANTS, run_grid, summarise_runs
+    from pcnn_explore.experiments.agents.agent_runs import VARIANTS, run_grid, summarise_runs
 
     unknown = sorted(set(args.variants) - set(VARIANTS))
     if unknown:
@@ -163,7 +163,7 @@ def stage_agents(args) -> None:
 
 
 def stage_summarise(args) -> None:
-    from pcnn_explore.experiments.agent_runs import load_run, summarise_runs
+    from pcnn_explore.experiments.agents.agent_runs import load_run, summarise_runs
 
     found = {p.parent for name in ("run_spec.json", "trial.json") for p in Path(args.runs).rglob(name)}
     dirs = sorted(d for d in found if (d / "log.csv").is_file())

@@ -232,7 +232,7 @@ class PseudoCountReward(gym.Wrapper if gym else object):
     """Adds the pseudo-count bonus to any gymnasium env's reward.
 
     ``density``: "pixelcnn" | "cts" | "convcts" (| "empirical"), or a model instance. Frames are
-    turned into (42, 42) 8-level density frames with :func:`pcnn_explore.frames.to_density_frame`.
+    turned into (42, 42) 8-level density frames with :func:`pcnn_explore.envs.frames.to_density_frame`.
     ``score``: "state" (default; the state in which the action was taken) or "next_state".
     ``clip``: the total reward r + r+ is clipped to this interval, (-1, 1) by default; None turns
     clipping off. ``info`` gains ``intrinsic_reward``, ``prediction_gain``, ``pseudo_count`` and
@@ -270,7 +270,7 @@ class PseudoCountReward(gym.Wrapper if gym else object):
         self._last_frame: np.ndarray | None = None
 
     def _density_frame(self, observation) -> np.ndarray:
-        from pcnn_explore.frames import to_density_frame
+        from pcnn_explore.envs.frames import to_density_frame
 
         h, w, levels = self.shape
         return to_density_frame(self.frame_fn(observation, self.env), h, w, levels)

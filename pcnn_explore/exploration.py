@@ -19,7 +19,7 @@ episodes, all envs of a vector run together)::
 An info without ``"cell"`` (Atari games other than Montezuma) changes nothing: the tracker then
 reports 0 cells and no success. An info with ``info["outside"]`` True (DeepSea after its last step,
 the agent below the grid) adds no cell: on DeepSea the distinct cells are those of the
-N (N + 1) / 2 the agent can occupy before an episode ends (:func:`pcnn_explore.deep_sea.occupiable_cells`).
+N (N + 1) / 2 the agent can occupy before an episode ends (:func:`pcnn_explore.envs.deep_sea.occupiable_cells`).
 Pure Python, no dependence on the training loop.
 """
 from __future__ import annotations

@@ -8,8 +8,8 @@
     result = train(cfg)
     log = read_log(cfg.out_dir)          # dict of numpy columns, one row per episode
 
-The code lives in :mod:`pcnn_explore.run` (config, loop, state, cli); this module keeps the
-public names where users import them from.
+The code lives in :mod:`pcnn_explore.run` (config, loop, log, checkpoints, resume, policy, cli);
+this module keeps the public names where users import them from.
 """
 from pcnn_explore.run import (BONUSES, LOG_COLUMNS, SCORED_FRAMES, Policy, RunError, TrainConfig, TrainResult,
                               episode_seed, epsilon_at, load_policy, read_log, train)

@@ -9,9 +9,9 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-from pcnn_explore.experiments import dqn_bonus, intrinsic_only, mmc_ablation, pg_scale
-from pcnn_explore.experiments import tasks
-from pcnn_explore.experiments.agent_runs import (
+from pcnn_explore.experiments.agents import agent_figures, agent_summary
+from pcnn_explore.envs import minigrid_tasks as tasks
+from pcnn_explore.experiments.agents.agent_runs import (
     AgentExperimentResults,
     RunResult,
     RunSpec,
@@ -26,7 +26,7 @@ from pcnn_explore.experiments.agent_runs import (
 
 # ------------------------------------------------------------------------------ the paper's table
 def test_paper_table_cells_typed_from_the_tex():
-    t = dqn_bonus.load_paper_table()
+    t = agent_figures.load_paper_table()
     assert list(t) == ["Freeway", "Gravitar", "Montezuma's Revenge", "Pitfall!", "Private Eye", "Solaris", "Venture"]
     assert t["Montezuma's Revenge"]["DQN-CTS"] == 3705.5
     assert t["Montezuma's Revenge"]["DQN-PixelCNN"] == 2514.3
@@ -43,11 +43,11 @@ def test_paper_table_rejects_a_file_without_the_columns(tmp_path):
     bad = tmp_path / "t.csv"
     bad.write_text("game,DQN\nVenture,1\n")
     with pytest.raises(ValueError, match="missing column"):
-        dqn_bonus.load_paper_table(bad)
+        agent_figures.load_paper_table(bad)
 
 
 def test_paper_claims_quote_the_table():
-    c = dqn_bonus.paper_claims()
+    c = agent_figures.paper_claims()
     assert c["pixelcnn_mmc"] == "Montezuma 2,514.30, Private Eye 15,806.50, Venture 1,356.25"
     assert c["dqn"].startswith("Montezuma 0.00")
 
@@ -197,8 +197,8 @@ def test_load_run_reads_a_log_and_cuts_at_a_step(tmp_path):
 
 
 # ------------------------------------------------------------------------------ settings
-ALL = [dqn_bonus.DqnBonusSettings, mmc_ablation.MmcAblationSettings, pg_scale.PgScaleSettings,
-       intrinsic_only.IntrinsicOnlySettings]
+ALL = [agent_figures.DqnBonusSettings, agent_figures.MmcAblationSettings, agent_figures.PgScaleSettings,
+       agent_figures.IntrinsicOnlySettings]
 
 
 @pytest.mark.parametrize("cls", ALL)
@@ -212,19 +212,19 @@ def test_presets(cls):
     assert ("epsilon_decay_steps", 2500) in study.train_overrides
     assert paper.steps == 37_500_000  # 150M frames at frame skip 4
     assert all(e.startswith("ALE/") and e.endswith("-v5") for e in paper.envs)
-    assert len(paper.seeds) == (5 if cls is pg_scale.PgScaleSettings else 3)
+    assert len(paper.seeds) == (5 if cls is agent_figures.PgScaleSettings else 3)
 
 
 def test_for_notebook_seeds():
-    s = mmc_ablation.MmcAblationSettings.for_notebook("study", seed=4, n_seeds=3, steps=None)
+    s = agent_figures.MmcAblationSettings.for_notebook("study", seed=4, n_seeds=3, steps=None)
     assert s.seeds == (4, 5, 6) and s.steps == 12_000
-    assert mmc_ablation.MmcAblationSettings.for_notebook("study").seeds == (0, 1)
+    assert agent_figures.MmcAblationSettings.for_notebook("study").seeds == (0, 1)
     with pytest.raises(ValueError, match="n_seeds"):
-        mmc_ablation.MmcAblationSettings.for_notebook("study", n_seeds=0)
+        agent_figures.MmcAblationSettings.for_notebook("study", n_seeds=0)
     with pytest.raises(ValueError, match="seed"):
-        mmc_ablation.MmcAblationSettings.for_notebook("study", seed=-1)
+        agent_figures.MmcAblationSettings.for_notebook("study", seed=-1)
     with pytest.raises(ValueError, match="profile"):
-        mmc_ablation.MmcAblationSettings.for_notebook("huge")
+        agent_figures.MmcAblationSettings.for_notebook("huge")
 
 
 @pytest.mark.parametrize("change, err, match", [
@@ -241,34 +241,34 @@ def test_for_notebook_seeds():
     (dict(train_overrides=("lr",)), TypeError, "pairs"),
 ])
 def test_bad_settings_rejected_before_any_run(tmp_path, change, err, match):
-    s = dataclasses.replace(mmc_ablation.MmcAblationSettings.preset("smoke"), **change)
+    s = dataclasses.replace(agent_figures.MmcAblationSettings.preset("smoke"), **change)
     with pytest.raises(err, match=match):
-        mmc_ablation.run(s, tmp_path)
+        agent_figures.run(s, tmp_path)
     assert not (tmp_path / "runs").exists()
 
 
 def test_bad_variant_and_scales_rejected(tmp_path):
-    s = dataclasses.replace(mmc_ablation.MmcAblationSettings.preset("smoke"), variants=("dqn", "ppo"))
+    s = dataclasses.replace(agent_figures.MmcAblationSettings.preset("smoke"), variants=("dqn", "ppo"))
     with pytest.raises(ValueError, match="unknown variant 'ppo'"):
-        mmc_ablation.run(s, tmp_path)
+        agent_figures.run(s, tmp_path)
     for bad in ((), (0.1, 0.0), (-1.0,)):
-        p = dataclasses.replace(pg_scale.PgScaleSettings.preset("smoke"), scales=bad)
+        p = dataclasses.replace(agent_figures.PgScaleSettings.preset("smoke"), scales=bad)
         with pytest.raises(ValueError, match="scale"):
-            pg_scale.run(p, tmp_path)
+            agent_figures.run(p, tmp_path)
     assert not (tmp_path / "runs").exists()
     with pytest.raises(ValueError, match="workers"):
         run_grid("MiniGrid-Serpentine-7x7-v0", ["dqn"], [0], 10, "smoke", tmp_path, workers=0)
 
 
 def test_specs_merge_overrides_and_get_their_own_folders(tmp_path):
-    s = dataclasses.replace(pg_scale.PgScaleSettings.preset("study"), seeds=(0, 1), scales=(0.1, 10.0))
-    variants = [("pixelcnn_mmc", pg_scale.scale_key(c), {"pg_scale": c}, f"c = {c:g}") for c in s.scales]
+    s = dataclasses.replace(agent_figures.PgScaleSettings.preset("study"), seeds=(0, 1), scales=(0.1, 10.0))
+    variants = [("pixelcnn_mmc", agent_figures.scale_key(c), {"pg_scale": c}, f"c = {c:g}") for c in s.scales]
     specs = make_specs(s, tmp_path, variants)
     assert [sp.key for sp in specs] == ["c0.1", "c0.1", "c10", "c10"]
     assert dict(specs[2].overrides) == {"epsilon_decay_steps": 2500, "pg_scale": 10.0}
     assert specs[2].config_fields() == {"bonus": "pixelcnn", "mmc_beta": 0.1, "epsilon_decay_steps": 2500, "pg_scale": 10.0}
     assert len({sp.out_dir for sp in specs}) == 4
-    io = intrinsic_only.IntrinsicOnlySettings.preset("paper")
+    io = agent_figures.IntrinsicOnlySettings.preset("paper")
     keys = [sp.key for sp in make_specs(io, tmp_path, [("pixelcnn_mmc", "intrinsic_only", {"intrinsic_only": True}, "")])]
     assert len(keys) == len(io.envs) * len(io.seeds)
 
@@ -286,15 +286,16 @@ def test_training_curve_figure_is_labelled():
     assert ax.get_xlabel() == "agent steps" and "return" in ax.get_ylabel()
     assert [t.get_text() for t in ax.get_legend().get_texts()] == ["DQN (2 seeds)"]
     assert len(plot_curve_panels({"a": curves_by_variant(runs, 50), "b": curves_by_variant(runs, 50)}).axes) == 2
-    assert isinstance(plot_paper_scores(dqn_bonus.load_paper_table()), Figure)
+    assert isinstance(plot_paper_scores(agent_figures.load_paper_table()), Figure)
     with pytest.raises(ValueError):
         plot_training_curves({})
 
 
 # ------------------------------------------------------------------------------ variant names
 from pcnn_explore import density  # noqa: E402
-from pcnn_explore.experiments import agent_curves, agent_figures, agent_runs, agent_variants  # noqa: E402
-from pcnn_explore.experiments.agent_variants import (  # noqa: E402
+from pcnn_explore.experiments.agents import agent_curves, agent_runs  # noqa: E402
+from pcnn_explore.run import variants as agent_variants  # noqa: E402
+from pcnn_explore.run.variants import (  # noqa: E402
     VARIANTS,
     check_variant,
     variant_agent,
@@ -417,51 +418,48 @@ def test_agent_runs_still_names_the_moved_parts():
 
 
 # ------------------------------------------------------------------------------ the figures' table
-FIGURE_MODULES = {"fig5": dqn_bonus, "fig11": mmc_ablation, "fig12": pg_scale, "fig13": intrinsic_only}
+FIGURE_SETTINGS = {"fig5": agent_figures.DqnBonusSettings, "fig11": agent_figures.MmcAblationSettings,
+                   "fig12": agent_figures.PgScaleSettings, "fig13": agent_figures.IntrinsicOnlySettings}
 
 
-@pytest.mark.parametrize("fig", sorted(FIGURE_MODULES))
+@pytest.mark.parametrize("fig", sorted(FIGURE_SETTINGS))
 def test_each_figure_is_one_table_entry(fig):
-    entry, mod = agent_figures.FIGURES[fig], FIGURE_MODULES[fig]
-    assert mod.run is agent_figures.run
-    assert mod.PAPER_CLAIMS == entry.claims and set(entry.claims) == set(entry.keys)
+    entry, settings_cls = agent_figures.FIGURES[fig], FIGURE_SETTINGS[fig]
+    assert set(entry.claims) == set(entry.keys)
     for a in entry.arms:
         assert a.variant in VARIANTS and a.key
     assert len(set(entry.keys)) == len(entry.keys)
-    settings_cls = next(getattr(mod, n) for n in mod.__all__ if n.endswith("Settings"))
     assert settings_cls.figure() is entry
     assert settings_cls.preset("paper").envs == entry.games
     assert set(entry.optional) <= set(entry.keys)
     assert all(hasattr(settings_cls.preset("smoke"), flag) for flag in entry.optional.values())
     assert all(a.variant.split("_")[0] in {"dqn", *density.BONUS_MODELS} for a in entry.arms)
-    if hasattr(mod, "PAPER_GAMES"):
-        assert mod.PAPER_GAMES == entry.games
 
 
 def test_figure_lines_keep_their_keys_and_labels():
-    assert mmc_ablation.FOUR_VARIANTS == ("dqn", "dqn_mmc", "pixelcnn", "pixelcnn_mmc")
-    assert dqn_bonus.DqnBonusSettings().variants == ("dqn", "cts_mmc", "pixelcnn_mmc")
-    assert dqn_bonus.HARD_GAMES == agent_figures.FIGURES["fig5"].games
-    pg = [tuple(a) for a in pg_scale.PgScaleSettings(scales=(0.1, 10.0)).arms()]
+    assert agent_figures.FIGURES["fig11"].keys == ("dqn", "dqn_mmc", "pixelcnn", "pixelcnn_mmc")
+    assert agent_figures.DqnBonusSettings().variants == ("dqn", "cts_mmc", "pixelcnn_mmc")
+    assert agent_figures.HARD_GAMES == agent_figures.FIGURES["fig5"].games
+    pg = [tuple(a) for a in agent_figures.PgScaleSettings(scales=(0.1, 10.0)).arms()]
     assert pg == [("pixelcnn_mmc", "c0.1", {"pg_scale": 0.1}, "DQN-PixelCNN, c = 0.1"),
                   ("pixelcnn_mmc", "c10", {"pg_scale": 10.0}, "DQN-PixelCNN, c = 10")]
-    io = intrinsic_only.IntrinsicOnlySettings
+    io = agent_figures.IntrinsicOnlySettings
     assert [a.key for a in io.preset("smoke").arms()] == ["intrinsic_only", "dqn"]
     assert [a.key for a in io.preset("paper").arms()] == ["intrinsic_only", "pixelcnn_mmc"]
     assert [a.key for a in io(with_dqn=False).arms()] == ["intrinsic_only"]
     (first,) = io(with_dqn=False).arms()
     assert first.variant == "pixelcnn_mmc_intrinsic" and first.overrides == {}
     # a Fig. 5 or Fig. 11 run may name any variant of the rule
-    arms = dqn_bonus.DqnBonusSettings(variants=("dqn", "convcts_mmc")).arms()
+    arms = agent_figures.DqnBonusSettings(variants=("dqn", "convcts_mmc")).arms()
     assert [(a.variant, a.key) for a in arms] == [("dqn", "dqn"), ("convcts_mmc", "convcts_mmc")]
 
 
 @pytest.mark.parametrize("settings, err, match", [
-    (pg_scale.PgScaleSettings.preset("smoke", scales=(1.0, 1.0)), ValueError, "repeat"),
-    (mmc_ablation.MmcAblationSettings.preset("smoke", variants=("dqn", "dqn")), ValueError, "repeat"),
-    (mmc_ablation.MmcAblationSettings.preset("smoke", variants="dqn"), TypeError, "tuple of names"),
-    (dqn_bonus.DqnBonusSettings.preset("smoke", variants=()), ValueError, "variants is empty"),
-    (dqn_bonus.DqnBonusSettings.preset("smoke", variants=("dqn_intrinsic",)), ValueError, "needs a bonus"),
+    (agent_figures.PgScaleSettings.preset("smoke", scales=(1.0, 1.0)), ValueError, "repeat"),
+    (agent_figures.MmcAblationSettings.preset("smoke", variants=("dqn", "dqn")), ValueError, "repeat"),
+    (agent_figures.MmcAblationSettings.preset("smoke", variants="dqn"), TypeError, "tuple of names"),
+    (agent_figures.DqnBonusSettings.preset("smoke", variants=()), ValueError, "variants is empty"),
+    (agent_figures.DqnBonusSettings.preset("smoke", variants=("dqn_intrinsic",)), ValueError, "needs a bonus"),
 ])
 def test_bad_figure_choices_rejected_before_any_run(tmp_path, settings, err, match):
     with pytest.raises(err, match=match):
@@ -470,7 +468,7 @@ def test_bad_figure_choices_rejected_before_any_run(tmp_path, settings, err, mat
 
 
 def test_run_takes_a_figures_settings(tmp_path):
-    from pcnn_explore.experiments.agent_runs import AgentSettings
+    from pcnn_explore.experiments.agents.agent_runs import AgentSettings
 
     with pytest.raises(TypeError, match="settings of one figure"):
         agent_figures.run(AgentSettings.preset("smoke"), tmp_path)
@@ -483,33 +481,31 @@ def _study(variant, seed, rets, key=""):
 
 
 def test_summary_numbers_and_verdicts_by_hand():
-    from pcnn_explore.experiments import agent_summary
-
     runs = [_study("dqn", 0, [0, 0, 0, 0]), _study("dqn", 1, [0, 0, 0, 0.4]),
             _study("cts_mmc", 0, [0, 0.2, 0.2, 0.2]), _study("pixelcnn_mmc", 0, [0, 0.4, 0.8, 0.8])]
     res = AgentExperimentResults(runs, window=2, curve_window=25)
-    s = dqn_bonus.summary(res)
+    s = agent_summary.summary("fig5", res)
     # dqn: mean curve [0, 0, 0, 0.2] -> AUC 0.05; peaks 0 and 0.4 -> max score 0.2
     assert s["dqn_auc"] == pytest.approx(0.05) and s["dqn_max_score"] == pytest.approx(0.2) and s["dqn_best_peak"] == 0.4
     assert s["pixelcnn_mmc_auc"] == pytest.approx(0.5) and s["pixelcnn_mmc_auc_vs_dqn_pct"] == pytest.approx(900.0)
     assert s["cts_mmc_auc_vs_dqn_pct"] == pytest.approx(200.0) and "dqn_auc_vs_dqn_pct" not in s
     assert s["verdict"].startswith("agrees: AUC over DQN: DQN-PixelCNN +900%, DQN-CTS +200%")
     assert s["curve_window_steps"] == 25
-    p = dqn_bonus.paper(res)  # the paper's rows carry the summary's names
+    p = agent_summary.paper("fig5", res)  # the paper's rows carry the summary's names
     assert set(p) == {"verdict", "dqn_auc", "cts_mmc_auc", "pixelcnn_mmc_auc"} and set(p) <= set(s)
     worse = [runs[0], runs[1], _study("cts_mmc", 0, [0, 0.8, 0.8, 0.8]), runs[3]]
-    assert dqn_bonus.summary(AgentExperimentResults(worse, curve_window=25))["verdict"].startswith("partly")
+    assert agent_summary.summary("fig5", AgentExperimentResults(worse, curve_window=25))["verdict"].startswith("partly")
     flat = [runs[0], runs[1], runs[2], _study("pixelcnn_mmc", 0, [0, 0, 0, 0])]
-    assert dqn_bonus.summary(AgentExperimentResults(flat, curve_window=25))["verdict"].startswith("differs")
+    assert agent_summary.summary("fig5", AgentExperimentResults(flat, curve_window=25))["verdict"].startswith("differs")
     smoke = AgentExperimentResults([_result("dqn", 0, [50], [0.0])], curve_window=25)
-    assert dqn_bonus.summary(smoke)["verdict"].startswith("not testable at this profile")
+    assert agent_summary.summary("fig5", smoke)["verdict"].startswith("not testable at this profile")
     assert agent_summary.verdict("fig5", {"dqn": {}}, "study", 100).startswith("not testable at this profile: the lines")
     # Fig. 13: the intrinsic-only agent scores, below DQN -> partly
     io = [_study("pixelcnn_mmc_intrinsic", 0, [0, 0.1, 0, 0], key="intrinsic_only"), _study("dqn", 0, [0.5] * 4)]
-    assert intrinsic_only.summary(AgentExperimentResults(io, curve_window=25))["verdict"].startswith("partly")
+    assert agent_summary.summary("fig13", AgentExperimentResults(io, curve_window=25))["verdict"].startswith("partly")
     # Fig. 12: every scale scores and the largest c's peak is not below the smallest's -> agrees
     pg = [_study("pixelcnn_mmc", 0, [0, 0.1, 0, 0], key="c0.1"), _study("pixelcnn_mmc", 0, [0, 0.3, 0, 0], key="c10")]
-    assert pg_scale.summary(AgentExperimentResults(pg, curve_window=25))["verdict"].startswith("agrees")
+    assert agent_summary.summary("fig12", AgentExperimentResults(pg, curve_window=25))["verdict"].startswith("agrees")
 
 
 def test_the_verdict_covers_every_game_not_the_first():
@@ -522,13 +518,13 @@ def test_the_verdict_covers_every_game_not_the_first():
 
     tie = game("ALE/Freeway-v5", [0.3] * 4, [0.3] * 4, [0.3] * 4)
     win = game("ALE/Venture-v5", [0, 0, 0, 0.4], [0, 0.2, 0.2, 0.2], [0, 0.4, 0.8, 0.8])
-    s = dqn_bonus.summary(AgentExperimentResults(tie + win, curve_window=25))
+    s = agent_summary.summary("fig5", AgentExperimentResults(tie + win, curve_window=25))
     assert s["verdict"] == "partly: agrees in 1 of 2 games (ALE/Freeway-v5 differs; ALE/Venture-v5 agrees)"
     assert s["verdict_by_game"]["ALE/Venture-v5"].startswith("agrees: AUC over DQN")
-    both = dqn_bonus.summary(AgentExperimentResults(win + [r for r in game("ALE/Gravitar-v5", [0, 0, 0, 0.4],
+    both = agent_summary.summary("fig5", AgentExperimentResults(win + [r for r in game("ALE/Gravitar-v5", [0, 0, 0, 0.4],
                                                     [0, 0.2, 0.2, 0.2], [0, 0.4, 0.8, 0.8])], curve_window=25))
     assert both["verdict"].startswith("agrees: agrees in 2 of 2 games")
-    flat = dqn_bonus.summary(AgentExperimentResults(tie + game("ALE/Gravitar-v5", [0.3] * 4, [0.3] * 4, [0.3] * 4),
+    flat = agent_summary.summary("fig5", AgentExperimentResults(tie + game("ALE/Gravitar-v5", [0.3] * 4, [0.3] * 4, [0.3] * 4),
                                                     curve_window=25))
     assert flat["verdict"].startswith("differs: agrees in 0 of 2 games")
 
@@ -536,13 +532,13 @@ def test_the_verdict_covers_every_game_not_the_first():
 def test_paper_entries_quote_the_paper_for_the_env():
     venture = [_result("dqn", 0, [50], [0.0], env="ALE/Venture-v5"),
                _result("pixelcnn_mmc", 0, [50], [0.0], env="ALE/Venture-v5")]
-    p = dqn_bonus.paper(AgentExperimentResults(venture, curve_window=25))
+    p = agent_summary.paper("fig5", AgentExperimentResults(venture, curve_window=25))
     assert p["pixelcnn_mmc_max_score"] == 1356.25 and p["dqn_max_score"] == 163.0 and p["cts_mmc_max_score"] == 82.2
-    assert p["dqn_auc"] == dqn_bonus.PAPER_CLAIMS["dqn"] and p["verdict"].startswith("DQN-PixelCNN > DQN-CTS > DQN")
-    p = pg_scale.paper(AgentExperimentResults([_result("pixelcnn_mmc", 0, [50], [0.0], env="ALE/Venture-v5", key="c10")],
+    assert p["dqn_auc"] == agent_figures.FIGURES["fig5"].claims["dqn"] and p["verdict"].startswith("DQN-PixelCNN > DQN-CTS > DQN")
+    p = agent_summary.paper("fig12", AgentExperimentResults([_result("pixelcnn_mmc", 0, [50], [0.0], env="ALE/Venture-v5", key="c10")],
                                               curve_window=25))
     assert p["c10_best_peak"].startswith("record peak 1,500") and "c0.1_best_peak" not in p
-    corridor = dqn_bonus.paper(AgentExperimentResults([_result("dqn", 0, [50], [0.0])], curve_window=25))
+    corridor = agent_summary.paper("fig5", AgentExperimentResults([_result("dqn", 0, [50], [0.0])], curve_window=25))
     assert "dqn_max_score" not in corridor  # the paper gives no numbers for the corridor
 
 
@@ -563,18 +559,18 @@ def _write_log(folder, episodes, steps):
 
 def test_figures_read_their_runs_from_a_sweep(tmp_path):
     """A notebook given ``sweep_dir`` reads the figure's runs from the sweep's trial folders."""
-    s = pg_scale.PgScaleSettings.preset("smoke")
+    s = agent_figures.PgScaleSettings.preset("smoke")
     env_dir = tmp_path / "MiniGrid-Serpentine-7x7-v0"
     for i, c in enumerate(("0.1", "1", "10")):
         _write_log(env_dir / f"pixelcnn_mmc,pg_scale={c}" / "seed0", [(100, 0.0), (150, 0.5 * i), (300, 0.0)], 300)
-    res = pg_scale.run(s, tmp_path / "unused", sweep_dir=tmp_path)
+    res = agent_figures.run(s, tmp_path / "unused", sweep_dir=tmp_path)
     assert [r.key for r in res.runs] == ["c0.1", "c1", "c10"]
     assert res.runs[2].episode_return.tolist() == [0.0, 1.0] and res.runs[2].steps_done == 300
     assert res.evaluation()["c10"]["max_score"] == 0.5  # window 75: the episodes ending at 100 and 150 share [75, 150)
     assert not (tmp_path / "unused").exists()
     (env_dir / "pixelcnn_mmc,pg_scale=10" / "seed0" / "log.csv").unlink()
     with pytest.raises(ValueError, match=r"lacks 1 of the 3 runs .*pg_scale=10/seed0.*pcnn-explore sweep"):
-        pg_scale.run(s, sweep_dir=tmp_path)
+        agent_figures.run(s, sweep_dir=tmp_path)
     with pytest.raises(ValueError, match="not a folder"):
-        pg_scale.run(s, sweep_dir=tmp_path / "nope")
+        agent_figures.run(s, sweep_dir=tmp_path / "nope")
 

@@ -15,7 +15,7 @@ from pcnn_explore.bonus import (
     pseudo_count_from_pg,
 )
 from pcnn_explore.density import EmpiricalDensity
-from pcnn_explore.frames import to_density_frame
+from pcnn_explore.envs.frames import to_density_frame
 
 
 @pytest.fixture(autouse=True)

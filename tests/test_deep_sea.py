@@ -6,7 +6,7 @@ import itertools
 import numpy as np
 import pytest
 
-from pcnn_explore.deep_sea import (DEEP_SEA_SIZES, DEFAULT_MAPPING_SEED, DeepSeaEnv, deep_sea_id, deep_sea_size,
+from pcnn_explore.envs.deep_sea import (DEEP_SEA_SIZES, DEFAULT_MAPPING_SEED, DeepSeaEnv, deep_sea_id, deep_sea_size,
                                    optimal_return, right_action)
 from pcnn_explore.envs import check_env_id, density_shape, env_defaults, make_env, make_raw_env
 
@@ -202,7 +202,7 @@ def test_a_run_records_its_mapping_seed_and_resume_checks_it(tmp_path, capsys):
 
 
 def test_settings_saved_before_the_mapping_seed_existed_resume_on_mapping_seed_0():
-    from pcnn_explore.run.state import RunError, _check_resumable
+    from pcnn_explore.run.resume import RunError, _check_resumable
     from pcnn_explore.train import TrainConfig
 
     old = TrainConfig.preset("smoke", env="DeepSea-5-v0", mapping_seed=0).to_dict()

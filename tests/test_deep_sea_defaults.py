@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pcnn_explore.deep_sea import DEEP_SEA_NOVELTY_EPSILON
+from pcnn_explore.envs.deep_sea import DEEP_SEA_NOVELTY_EPSILON
 from pcnn_explore.envs import DEEP_SEA_DEFAULTS, DEEP_SEA_MMC_BETA, env_defaults
 from pcnn_explore.run.config import TrainConfig
 
@@ -110,7 +110,7 @@ def test_a_run_with_deep_seas_defaults_resumes_bit_for_bit(tmp_path):
 
     from pcnn_explore.run.loop import train
     from pcnn_explore.checkpoint import load
-    from pcnn_explore.run.state import read_log
+    from pcnn_explore.run.log import read_log
 
     def cfg(name, steps):
         return TrainConfig.preset("study", env="DeepSea-5-v0", bonus="cts", seed=101, steps=steps, learning_starts=60,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pcnn_explore.deep_sea_protocol import (PROTOCOL_EPISODES, PROTOCOL_SIZES, deep_sea_score, solve_episode,
+from pcnn_explore.envs.deep_sea_protocol import (PROTOCOL_EPISODES, PROTOCOL_SIZES, deep_sea_score, solve_episode,
                                             solved_in_time, successes_from_log)
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from pcnn_explore.cli import main
-from pcnn_explore.run.state import LOG_COLUMNS
+from pcnn_explore.run.log import LOG_COLUMNS
 from pcnn_explore.sweep import deep_sea_report as dsr
 
 S, F = True, False

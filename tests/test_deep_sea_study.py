@@ -1,4 +1,4 @@
-"""The deep-sea agent study (pcnn_explore.experiments.deep_sea_study) and the claims' verdict rules
+"""The deep-sea agent study (pcnn_explore.experiments.agents.deep_sea_study) and the claims' verdict rules
 (deep_sea_claims) on hand-made logs and per-seed values, each checked against numbers worked by hand."""
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pcnn_explore.experiments import deep_sea_claims as claims
-from pcnn_explore.experiments import deep_sea_study as study
-from pcnn_explore.run.state import LOG_COLUMNS
+from pcnn_explore.experiments.agents import deep_sea_claims as claims
+from pcnn_explore.experiments.agents import deep_sea_study as study
+from pcnn_explore.run.log import LOG_COLUMNS
 
 
 def _log(folder: Path, size: int, found: list[bool], cells: list[int], cut: bool = False) -> None:
@@ -206,7 +206,7 @@ def test_fig13_coverage_and_finding_the_plus_one():
 # ------------------------------------------------------------------ each figure's verdict on a study
 def _figure_study(tmp_path, figure, found_by_key, size=4, cap=8, profile="study"):
     """A study of ``figure``'s lines from hand-made logs: per key, per seed, the episodes' +1s."""
-    from pcnn_explore.experiments import deep_sea_figures as dsf
+    from pcnn_explore.experiments.agents import deep_sea_figures as dsf
 
     seeds = tuple(range(21, 21 + len(next(iter(found_by_key.values())))))
     settings = study.DeepSeaStudySettings(profile=profile, sizes=(size,), episodes=(cap,), seeds=seeds, workers=1)
@@ -221,7 +221,7 @@ def _figure_study(tmp_path, figure, found_by_key, size=4, cap=8, profile="study"
 
 
 def test_fig11_decided_on_a_hand_made_study(tmp_path):
-    from pcnn_explore.experiments import deep_sea_figures as dsf
+    from pcnn_explore.experiments.agents import deep_sea_figures as dsf
 
     never, learnt = [False] * 8, [False] * 4 + [True] * 4
     s = _figure_study(tmp_path, "fig11", {"dqn": [never] * 5, "dqn_mmc": [never] * 5, "bonus": [never] * 5,
@@ -245,7 +245,7 @@ def test_fig11_decided_on_a_hand_made_study(tmp_path):
 
 
 def test_fig12_and_fig13_decided_on_hand_made_studies(tmp_path):
-    from pcnn_explore.experiments import deep_sea_figures as dsf
+    from pcnn_explore.experiments.agents import deep_sea_figures as dsf
 
     early, late = [True] * 8, [False] * 6 + [True] * 2
     s = _figure_study(tmp_path / "12", "fig12", {"c0.1": [late] * 5, "c1": [late] * 5, "c10": [early] * 5})
@@ -265,7 +265,7 @@ def test_fig12_and_fig13_decided_on_hand_made_studies(tmp_path):
 
 
 def test_fig5_counts_only_the_papers_cts_as_agreement(tmp_path):
-    from pcnn_explore.experiments import deep_sea_figures as dsf
+    from pcnn_explore.experiments.agents import deep_sea_figures as dsf
 
     never, learnt = [False] * 8, [False] * 4 + [True] * 4
     s = _figure_study(tmp_path, "fig5", {"dqn": [never] * 5, "cts_mmc": [never] * 5, "pixelcnn_mmc": [never] * 5,

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 import torch
 
-from pcnn_explore.experiments import density_stats as ds
-from pcnn_explore.experiments.density_training import heldout_loss, train_stream, training_order
+from pcnn_explore.experiments.density import density_stats as ds
+from pcnn_explore.experiments.density.density_training import heldout_loss, train_stream, training_order
 
 torch.set_num_threads(1)
 
@@ -132,7 +132,7 @@ def test_train_stream_follows_order_and_evaluates_on_schedule():
 
 
 # -- settings of the experiment modules: bad values are rejected before any stream or model ------
-from pcnn_explore.experiments import conv_cts, episode_spikes, lr_schedules, online_training, pg_montezuma, samples  # noqa: E402
+from pcnn_explore.experiments.density import conv_cts, episode_spikes, lr_schedules, online_training, pg_montezuma, samples  # noqa: E402
 
 
 @pytest.mark.parametrize("module, cls, overrides, words", [
@@ -166,7 +166,7 @@ def test_unknown_setting_and_profile_are_rejected():
 
 
 def _trace(eval_loss):
-    from pcnn_explore.experiments.density_training import TrainTrace
+    from pcnn_explore.experiments.density.density_training import TrainTrace
 
     z = np.zeros(1)
     return TrainTrace(order=z, log_rho=z, log_rho_prime=z, eval_steps=np.arange(len(eval_loss)),
@@ -257,7 +257,7 @@ def test_pg_claims_by_hand():
 
 
 def test_device_setting_is_checked():
-    from pcnn_explore.experiments.density_training import resolve_device
+    from pcnn_explore.experiments.density.density_training import resolve_device
 
     assert resolve_device("cpu") == "cpu"
     assert resolve_device("auto") == ("cuda" if torch.cuda.is_available() else "cpu")

@@ -10,8 +10,8 @@ import math
 import numpy as np
 import pytest
 
-from pcnn_explore.experiments import density_stats as ds
-from pcnn_explore.experiments import density_verdicts as dv
+from pcnn_explore.experiments.density import density_stats as ds
+from pcnn_explore.experiments.density import density_verdicts as dv
 from pcnn_explore.report.index import verdict_word
 
 SEEDS = [0, 2, 4]

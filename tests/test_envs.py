@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from pcnn_explore.envs import check_env_id, make_env, make_raw_env
-from pcnn_explore.frames import to_density_frame
+from pcnn_explore.envs.frames import to_density_frame
 
 
 def test_atari_nature_pipeline_and_density_frame():
@@ -161,3 +161,45 @@ def test_a_deep_sea_env_imports_neither_ale_py_nor_minigrid():
             "print(sorted(m for m in ('ale_py', 'minigrid') if m in sys.modules))\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=True)
     assert out.stdout.split("\n")[:2] == ["[]", "['minigrid']"]
+
+
+def test_the_old_import_paths_name_the_same_objects():
+    """``pcnn_explore.envs`` keeps the old module's public names; ``pcnn_explore.deep_sea`` and
+    ``pcnn_explore.frames`` name the objects of their new homes in the ``envs`` package."""
+    import pcnn_explore.deep_sea as old_deep_sea
+    import pcnn_explore.envs as envs
+    import pcnn_explore.frames as old_frames
+    from pcnn_explore.envs import deep_sea, factory, frames, ids, info
+
+    for name in envs.__all__ + ["EXAMPLE_IDS", "DENSITY_SHAPE", "MONTEZUMA_ROOM_RAM", "MiniGridPixels"]:
+        assert getattr(envs, name) is not None, name
+    assert envs.make_env is factory.make_env and envs.check_env_id is ids.check_env_id
+    assert envs.DensityFrameInfo is info.DensityFrameInfo and envs.DEEP_SEA_MMC_BETA == deep_sea.DEEP_SEA_MMC_BETA
+    assert old_deep_sea.DeepSeaEnv is deep_sea.DeepSeaEnv and old_deep_sea.deep_sea_size("DeepSea-12-v0") == 12
+    assert old_frames.to_density_frame is frames.to_density_frame and old_frames.DENSITY_LEVELS == 8
+    with pytest.raises(AttributeError, match="make_envs"):
+        envs.make_envs  # noqa: B018
+
+
+def test_importing_the_frames_module_loads_no_env_library():
+    """The ``envs`` package imports its names on first use: the density frame's module alone loads
+    neither gymnasium nor an emulator."""
+    import subprocess
+    import sys
+
+    code = ("import sys\nimport pcnn_explore.envs.frames\n"
+            "print(sorted(m for m in ('gymnasium', 'ale_py', 'minigrid') if m in sys.modules))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_montezuma_script_actions_by_hand():
+    from pcnn_explore.envs.montezuma import MONTEZUMA_SCRIPT, script_actions
+    from pcnn_explore.record import MONTEZUMA_SCRIPT as recorded_script
+
+    np.testing.assert_array_equal(script_actions((("RIGHT", 2), ("LEFTFIRE", 1), ("NOOP", 0), ("DOWN", 1))),
+                                  [3, 3, 12, 5])
+    assert script_actions(()).dtype == np.int64 and recorded_script is MONTEZUMA_SCRIPT
+    assert len(script_actions(MONTEZUMA_SCRIPT)) == sum(repeat for _, repeat in MONTEZUMA_SCRIPT)
+    with pytest.raises(KeyError):
+        script_actions((("JUMP", 1),))

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from pcnn_explore import evaluation as ev
-from pcnn_explore.run.state import LOG_COLUMNS
+from pcnn_explore.run.log import LOG_COLUMNS
 
 
 def _nan_list(a):

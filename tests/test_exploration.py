@@ -7,9 +7,9 @@ import pytest
 
 from pcnn_explore.checkpoint import load, save_atomic
 from pcnn_explore.envs import make_env
-from pcnn_explore.experiments.tasks import ROOM_CHAIN_IDS, optimal_steps, room_chain_cells
+from pcnn_explore.envs.minigrid_tasks import ROOM_CHAIN_IDS, optimal_steps, room_chain_cells
 from pcnn_explore.exploration import ExplorationTracker
-from pcnn_explore.frames import to_density_frame
+from pcnn_explore.envs.frames import to_density_frame
 
 LEFT, RIGHT, FORWARD = 0, 1, 2
 # RoomChain-R3 (4x4 rooms), by hand: from (x=1, y=4) facing right, along the bottom row of room 0,
@@ -139,7 +139,7 @@ def test_montezuma_cells_are_rooms_and_other_games_have_none():
 
 
 def test_deep_sea_cells_are_the_n_n_plus_1_over_2_the_agent_can_occupy():
-    from pcnn_explore.deep_sea import occupiable_cells
+    from pcnn_explore.envs.deep_sea import occupiable_cells
 
     env = make_env("DeepSea-3-v0")
     t = ExplorationTracker()

@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from pcnn_explore.experiments import exploration as exp
+from pcnn_explore.experiments.exploration import laptop as exp
 from pcnn_explore.train import LOG_COLUMNS
 
 

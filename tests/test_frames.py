@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from pcnn_explore.frames import area_weights, to_density_frame
+from pcnn_explore.envs.frames import area_weights, to_density_frame
 
 
 def test_area_weights_hand_computed():
@@ -81,7 +81,7 @@ def _exact_reference(x, height=42, width=42, levels=8):
     """The spec in exact integer arithmetic, as one matrix formula: luma x 1000 (weights 299, 587,
     114), area weights as integer overlaps over n_in (rows of ``area_overlaps`` sum to n_in), one
     floor division at the end."""
-    from pcnn_explore.frames import area_overlaps
+    from pcnn_explore.envs.frames import area_overlaps
 
     luma = x[..., 0].astype(np.int64) * 299 + x[..., 1].astype(np.int64) * 587 + x[..., 2].astype(np.int64) * 114
     rows, cols = area_overlaps(x.shape[0], height), area_overlaps(x.shape[1], width)
@@ -90,7 +90,7 @@ def _exact_reference(x, height=42, width=42, levels=8):
 
 
 def test_compiled_resize_equals_the_matrix_formula():
-    from pcnn_explore.frames import area_resize, greyscale, quantise
+    from pcnn_explore.envs.frames import area_resize, greyscale, quantise
 
     rng = np.random.default_rng(3)
     for shape in [(210, 160, 3), (7, 13, 3), (64, 64, 3), (1, 1, 3), (43, 41, 3)]:
@@ -141,7 +141,7 @@ def test_uniform_colours_use_integer_luma():
 
 
 def test_area_overlaps_are_exact_integers():
-    from pcnn_explore.frames import area_overlaps
+    from pcnn_explore.envs.frames import area_overlaps
 
     # 3 -> 2 in units of 1/2 input pixel: output 0 covers [0, 3), input pixels cover [0, 2), [2, 4), [4, 6)
     np.testing.assert_array_equal(area_overlaps(3, 2), [[2, 1, 0], [0, 1, 2]])

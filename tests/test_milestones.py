@@ -1,5 +1,5 @@
 """Notebook 11's verdict on hand-made episode summaries."""
-from pcnn_explore.experiments.milestones import summary, verdict
+from pcnn_explore.experiments.density.milestones import summary, verdict
 
 
 def _s(ratio, rank, n=200, first=40):

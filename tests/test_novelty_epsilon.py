@@ -59,9 +59,9 @@ def test_a_run_with_novelty_scaled_exploration_resumes_mid_episode_bit_for_bit(t
     import torch
 
     from pcnn_explore.checkpoint import load
-    from pcnn_explore.deep_sea import DeepSeaEnv
+    from pcnn_explore.envs.deep_sea import DeepSeaEnv
     from pcnn_explore.run.loop import train
-    from pcnn_explore.run.state import read_log
+    from pcnn_explore.run.log import read_log
 
     def cfg(name, kappa=1.0, every=0):
         return TrainConfig.preset("study", env="DeepSea-5-v0", bonus="cts", seed=7, steps=400, learning_starts=60,

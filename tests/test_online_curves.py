@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pcnn_explore.experiments.online_training import (
+from pcnn_explore.experiments.density.online_training import (
     compare_curves, curve_area, largest_increase)
 
 STEPS = np.array([0, 10, 20, 40])

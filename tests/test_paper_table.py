@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from pcnn_explore.experiments import dqn_bonus
+from pcnn_explore.experiments.agents import agent_figures
 
 TABLE_TEX = Path(__file__).resolve().parent / "data" / "paper_hard_games_table.tex"
 
@@ -27,8 +27,8 @@ def _tex_rows() -> dict[str, list[float]]:
 
 def test_paper_table_matches_every_cell_of_the_tex():
     rows = _tex_rows()
-    t = dqn_bonus.load_paper_table()
+    t = agent_figures.load_paper_table()
     assert len(rows) == 7 == len(t)
     assert list(t) == list(rows)
     for game, cells in rows.items():
-        assert [t[game][a] for a in dqn_bonus.PAPER_AGENTS] == cells, game
+        assert [t[game][a] for a in agent_figures.PAPER_AGENTS] == cells, game

@@ -9,8 +9,8 @@ import math
 import numpy as np
 import pytest
 
-from pcnn_explore.experiments import reactor_study as rs
-from pcnn_explore.run.state import LOG_COLUMNS
+from pcnn_explore.experiments.agents import reactor_study as rs
+from pcnn_explore.run.log import LOG_COLUMNS
 from pcnn_explore.run.trace_log import TRACE_COLUMNS
 
 V = ("reactor", "reactor_pixelcnn_pos", "pixelcnn_pos_mmc")

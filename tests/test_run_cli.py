@@ -197,7 +197,7 @@ def test_module_entry_point_reports_errors_without_traceback(tmp_path):
 
 
 def test_density_streams_follow_the_paper_protocol_at_the_paper_profile():
-    from pcnn_explore.experiments.samples import SamplesSettings
+    from pcnn_explore.experiments.density.samples import SamplesSettings
 
     assert SamplesSettings.preset("paper").stream_options()["sticky_actions"] == 0.0
     assert SamplesSettings.preset("study").stream_options()["sticky_actions"] == 0.25

@@ -133,9 +133,9 @@ def test_a_corrupt_compressed_replay_is_one_line_and_touches_nothing(run_copy, c
 
 
 def test_policy_is_written_before_the_checkpoint_and_says_its_step(tmp_path, monkeypatch):
-    from pcnn_explore.run import state
+    from pcnn_explore.run import checkpoints
 
-    written, real = [], state.save_atomic
+    written, real = [], checkpoints.save_atomic
 
     def crash_on_the_second_checkpoint(obj, path, meta=None):
         written.append((Path(path).name, meta["step"]))
@@ -143,7 +143,7 @@ def test_policy_is_written_before_the_checkpoint_and_says_its_step(tmp_path, mon
             raise OSError("killed between policy.pt and checkpoint.pt")
         return real(obj, path, meta=meta)
 
-    monkeypatch.setattr(state, "save_atomic", crash_on_the_second_checkpoint)
+    monkeypatch.setattr(checkpoints, "save_atomic", crash_on_the_second_checkpoint)
     with pytest.raises(OSError, match="killed between"):
         train(smoke(tmp_path / "r", steps=200, checkpoint_every=100), progress=False)
     assert written == [("policy.pt", 100), ("checkpoint.pt", 100), ("policy.pt", 200), ("checkpoint.pt", 200)]
@@ -385,7 +385,7 @@ def test_a_read_only_out_is_one_line_naming_the_flag(run_copy, capsys, monkeypat
 
 # ----------------------------------------------------------------------------------- policy
 def test_policy_tells_reactor_from_dqn_by_its_settings():
-    from pcnn_explore.run.state import Policy
+    from pcnn_explore.run.policy import Policy
 
     class Agent:  # answers both ways: the policy must not guess from the agent's methods
         def __init__(self):

@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 
 from pcnn_explore.checks import SettingError
-from pcnn_explore.deep_sea_protocol import solve_episode, successes_from_log
+from pcnn_explore.envs.deep_sea_protocol import solve_episode, successes_from_log
 from pcnn_explore.run.config import TrainConfig
 from pcnn_explore.run.loop import _SolveWatch, train
-from pcnn_explore.run.state import read_log
+from pcnn_explore.run.log import read_log
 
 
 def test_watch_follows_the_rule_episode_by_episode():

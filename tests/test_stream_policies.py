@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from pcnn_explore import stream_policies as sp
+from pcnn_explore.streams import policies as sp
 from pcnn_explore.streams import load_stream, stream_path, stream_settings
 
 torch.set_num_threads(1)

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import torch
 
-from pcnn_explore import streams
+from pcnn_explore.streams import frame_stream as streams
 from pcnn_explore.streams import load_stream, stream_path, stream_settings
 
 torch.set_num_threads(1)
@@ -199,7 +199,7 @@ OLD_FLOAT_FINGERPRINT = "63e80bfd6e0e"
 
 def test_the_fingerprint_sees_bin_edge_errors(monkeypatch):
     # the old float pipeline differs from the exact one only on bin edges: the fingerprint must notice
-    from pcnn_explore.frames import area_resize, greyscale, quantise
+    from pcnn_explore.envs.frames import area_resize, greyscale, quantise
 
     exact = streams.frames_fingerprint()
     monkeypatch.setattr(streams, "to_density_frame",

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pcnn_explore.run.state import read_log
+from pcnn_explore.run.log import read_log
 from pcnn_explore.sweep import runner
 from pcnn_explore.sweep.grid import Grid
 
@@ -120,7 +120,7 @@ def test_parallel_runs_match_sequential_runs(ray_cluster, tmp_path):
     same episodes one or two at a time, and the same as a run in this process."""
     kw = dict(env="MiniGrid-Serpentine-7x7-v0", variants=["dqn", "pixelcnn_mmc"], seeds=[0], steps=250,
               profile="smoke", extra={"tensorboard": False})
-    from pcnn_explore.experiments.agent_runs import run_grid, run_one
+    from pcnn_explore.experiments.agents.agent_runs import run_grid, run_one
 
     seq = run_grid(out_root=tmp_path / "seq", workers=1, **kw)
     par = run_grid(out_root=tmp_path / "par", workers=2, **kw)

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from pcnn_explore.cli import main
-from pcnn_explore.experiments import agent_figures as af
-from pcnn_explore.experiments.agent_figures import HARD_GAMES
+from pcnn_explore.experiments.agents import agent_figures as af
+from pcnn_explore.experiments.agents.agent_figures import HARD_GAMES
 from pcnn_explore.sweep import grid as sg
 from pcnn_explore.sweep import runner
 
@@ -201,7 +201,7 @@ def test_the_live_view_is_a_table_on_a_terminal_and_lines_elsewhere():
 
 
 def test_the_deep_sea_grid_runs_bsuites_protocol(capsys, tmp_path, no_ray):
-    from pcnn_explore.deep_sea_protocol import PROTOCOL_EPISODES, PROTOCOL_SIZES
+    from pcnn_explore.envs.deep_sea_protocol import PROTOCOL_EPISODES, PROTOCOL_SIZES
 
     g = sg.load_grid(sg.grid_path("deep_sea"))
     assert g.envs == tuple(f"DeepSea-{n}-v0" for n in PROTOCOL_SIZES) and g.episodes == PROTOCOL_EPISODES
@@ -260,7 +260,7 @@ def test_dry_run_makes_the_checks_a_run_makes(capsys, tmp_path, no_ray, monkeypa
 def test_a_larger_steps_extends_a_finished_sweep(capsys, tmp_path, no_ray):
     """The same sweep again with more steps resumes each trial from its checkpoint (as train --resume
     --steps does); its log then covers every step once, as one run of the larger budget would."""
-    from pcnn_explore.run.state import read_log
+    from pcnn_explore.run.log import read_log
     from pcnn_explore.train import TrainConfig, train
 
     def grid(steps):

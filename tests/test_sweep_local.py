@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from pcnn_explore.cli import main
-from pcnn_explore.run.state import read_log
+from pcnn_explore.run.log import read_log
 from pcnn_explore.sweep import runner
 from pcnn_explore.sweep.grid import Grid, SweepError
 from pcnn_explore.sweep.local import LocalExecutor, worker_count
@@ -98,7 +98,7 @@ def test_the_executor_is_ray_only_where_a_cluster_is_asked_for(monkeypatch):
 
 
 def test_a_bad_executor_is_one_line_before_anything_is_written(tmp_path, capsys):
-    from pcnn_explore.experiments.agent_runs import RunSpec, run_specs
+    from pcnn_explore.experiments.agents.agent_runs import RunSpec, run_specs
 
     out = tmp_path / "s"
     args = ["sweep", "--envs", ENV, "--variants", "dqn", "--profile", "smoke", "--out", str(out)]

@@ -9,7 +9,7 @@ import pytest
 
 from pcnn_explore.cli import main
 from pcnn_explore.evaluation import SYMMETRIC_NOTE
-from pcnn_explore.run.state import LOG_COLUMNS
+from pcnn_explore.run.log import LOG_COLUMNS
 from pcnn_explore.sweep import report
 
 GAME = "ALE/Venture-v5"

@@ -140,7 +140,7 @@ def test_share_of_seeds_on_the_exact_interval():
 
 
 def test_word_of_reads_the_first_word_of_every_notebook_sentence():
-    from pcnn_explore.experiments import density_verdicts as dv
+    from pcnn_explore.experiments.density import density_verdicts as dv
     from pcnn_explore.verdicts import word_of
 
     assert word_of("agrees over 3 seeds: slope - 1 < 0") == "agrees" and word_of("  Partly: one of two") == "partly"

@@ -5,7 +5,7 @@ is cheap to import.
 """
 import importlib
 
-_HOMES = {"DQNAgent": "dqn", "discounted_returns": "dqn", "mixed_mc_target": "dqn", "NatureCNN": "networks",
+_HOMES = {"DQNAgent": "dqn", "discounted_returns": "returns", "mixed_mc_target": "returns", "NatureCNN": "networks",
           "SmallCNN": "networks", "MLP": "networks", "make_q_network": "networks", "Batch": "replay",
           "ReplayBuffer": "replay"}
 

@@ -40,7 +40,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from pcnn_explore.agents.dqn import discounted_returns
+from pcnn_explore.agents.returns import discounted_returns
 from pcnn_explore.names import RUNNING_EPISODE_POLICIES
 from pcnn_explore.agents.replay_storage import DeviceFrames, pack, replay_device, unpack
 

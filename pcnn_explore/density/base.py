@@ -61,17 +61,17 @@ def check_frames(frames: object, height: int, width: int, levels: int, *, single
     if not isinstance(frames, np.ndarray):
         raise TypeError(
             f"frames must be a numpy array, got {type(frames).__name__}; "
-            "build density frames with pcnn_explore.frames.to_density_frame"
+            "build density frames with pcnn_explore.envs.frames.to_density_frame"
         )
     if frames.dtype.kind == "f":
         if np.isnan(frames).any():
             raise ValueError(
                 "frames contain NaN; density frames are integer levels 0..levels-1 "
-                "(use pcnn_explore.frames.to_density_frame)"
+                "(use pcnn_explore.envs.frames.to_density_frame)"
             )
         raise TypeError(
             f"frames must have an integer dtype (uint8 levels 0..{levels - 1}), got {frames.dtype}; "
-            "quantise with pcnn_explore.frames.to_density_frame"
+            "quantise with pcnn_explore.envs.frames.to_density_frame"
         )
     if frames.dtype.kind not in "iub" or frames.dtype.kind == "b":
         raise TypeError(f"frames must have an integer dtype (uint8 levels 0..{levels - 1}), got {frames.dtype}")

@@ -43,7 +43,7 @@ def plot_training_curves(curves: Mapping[str, Mapping[str, np.ndarray]], title: 
                          ylabel: str = "episodic return (extrinsic)"):
     """Training curves: per label the seeds' mean (line) and min-max spread (band).
 
-    ``curves``: as from :func:`pcnn_explore.experiments.agent_runs.curves_by_variant`, i.e.
+    ``curves``: as from :func:`pcnn_explore.experiments.agents.agent_runs.curves_by_variant`, i.e.
     {label: {"steps": (B,) agent steps, "mean", "low", "high": (B,), "runs": (seeds, B)}}.
     Each point is the mean undiscounted return of the episodes that ended in that window of steps.
     """
@@ -68,7 +68,7 @@ def plot_paper_scores(table: Mapping[str, Mapping[str, float]], agents: Sequence
     """The paper's appendix table as grouped bars, one group per game, scores relative to the best
     agent of that game (so games with scores in the tens and in the thousands share an axis).
 
-    ``table``: {game: {agent: score}} as from :func:`pcnn_explore.experiments.dqn_bonus.load_paper_table`.
+    ``table``: {game: {agent: score}} as from :func:`pcnn_explore.experiments.agents.agent_figures.load_paper_table`.
     """
     if not table:
         raise ValueError("empty table")

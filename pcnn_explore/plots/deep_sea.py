@@ -1,4 +1,4 @@
-"""The deep-sea scaling figure (bsuite's protocol, :mod:`pcnn_explore.deep_sea_protocol`): episodes
+"""The deep-sea scaling figure (bsuite's protocol, :mod:`pcnn_explore.envs.deep_sea_protocol`): episodes
 to solve against the size N, log axes, 2^N dashed (what dithering needs), unsolved runs marked.
 
 Returns a matplotlib Figure and never selects a backend.

@@ -1,4 +1,4 @@
-"""Figures of a deep-sea agent study (:mod:`pcnn_explore.experiments.deep_sea_study`): per-seed
+"""Figures of a deep-sea agent study (:mod:`pcnn_explore.experiments.agents.deep_sea_study`): per-seed
 values with their 95% t intervals, and coverage over episodes. Return matplotlib Figures; never
 select a backend."""
 from __future__ import annotations

@@ -11,8 +11,8 @@ import math
 import numpy as np
 
 from pcnn_explore.density import colour, label
-from pcnn_explore.experiments.density_stats import moving_average
-from pcnn_explore.experiments.location import policy_label
+from pcnn_explore.experiments.density.density_stats import moving_average
+from pcnn_explore.experiments.density.location import policy_label
 
 __all__: list[str] = ["plot_training_orders", "plot_episode_spikes", "plot_lr_schedules", "plot_samples",
                       "plot_pg_traces", "plot_model_comparison", "plot_location"]
@@ -178,7 +178,7 @@ def plot_location(location: dict, static_fraction: dict):
     """Where the loss goes, per stream and model: the share of the held-out loss spent on static
     background positions (left) and the recency gap, held-out minus late incoming-frame loss in
     nats per frame (right). ``location[stream][model]`` holds
-    :func:`~pcnn_explore.experiments.location.location_stats`; ``static_fraction[stream]`` the
+    :func:`~pcnn_explore.experiments.density.location.location_stats`; ``static_fraction[stream]`` the
     share of static positions. Streams are policy names or table rows."""
     streams = list(location)
     models = list(dict.fromkeys(m for s in streams for m in location[s]))

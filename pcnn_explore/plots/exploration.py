@@ -38,7 +38,7 @@ def plot_deep_sea_success(table: Mapping[str, Mapping[int, Mapping[str, Any]]], 
     """Left: fraction of seeds that reach the goal late in training, against N, per variant.
     Right: distinct cells visited by the end of the run as a fraction of the N (N + 1) / 2 cells the
     agent can occupy before an episode ends (mean over seeds, the seeds as dots).
-    ``table``: :func:`pcnn_explore.experiments.exploration.success_table`."""
+    ``table``: :func:`pcnn_explore.experiments.exploration.laptop.success_table`."""
     if not table:
         raise ValueError("no DeepSea runs to plot")
     fig, axes = _figure(1, 2, 5.2, 3.6)
@@ -67,7 +67,7 @@ def plot_deep_sea_success(table: Mapping[str, Mapping[int, Mapping[str, Any]]], 
 def plot_coverage(rooms: Mapping[str, Any], labels: Mapping[str, str], colours: Mapping[str, str | None] | None = None,
                   reachable: int | None = None):
     """Distinct cells visited against agent steps on the egocentric task, per variant: the seeds'
-    mean (line) and min-max (band). ``rooms``: :func:`pcnn_explore.experiments.exploration.run_rooms`."""
+    mean (line) and min-max (band). ``rooms``: :func:`pcnn_explore.experiments.exploration.laptop.run_rooms`."""
     fig, axes = _figure(1, 1, 6.0, 3.8)
     ax = axes[0][0]
     x = np.asarray(rooms["steps"], float)
@@ -89,7 +89,7 @@ def plot_count_maps(maps, labels: Mapping[str, str] | None = None, models: Seque
     """Top row: the random walk's visits of each DeepSea cell, then each model's log rho of the
     frame with the agent in that cell (nats). Bottom row: each model's prediction gain there (nats).
     The log rho maps share one colour scale; each PG map has its own (its range in the title).
-    ``maps``: :class:`pcnn_explore.experiments.exploration.CountMaps`."""
+    ``maps``: :class:`pcnn_explore.experiments.exploration.laptop.CountMaps`."""
     models = list(models or maps.log_rho)
     fig, axes = _figure(2, 1 + len(models), 3.0, 2.9)
     true = np.where(maps.reachable(), maps.true.astype(float), np.nan)

@@ -15,7 +15,7 @@ __all__ = ["plot_reactor_study"]
 def plot_reactor_study(study: Mapping[str, Any], seeds: Sequence[int], labels: Mapping[str, str],
                        colours: Mapping[str, str | None] | None = None, *, window: int, size: int,
                        title: str = "DeepSea"):
-    """Three panels from :func:`pcnn_explore.experiments.reactor_study.collect`'s ``study``.
+    """Three panels from :func:`pcnn_explore.experiments.agents.reactor_study.collect`'s ``study``.
 
     Reactor variants are dashed (squares), DQN solid (dots). Left: each seed's AUC (share of its episodes that found the +1, mean over the sizes) per variant
     as dots, the mean and its 95% t interval as a bar. Middle: on DeepSea-``size``, the share of

@@ -12,33 +12,10 @@ from typing import Any, Callable
 import numpy as np
 
 import pcnn_explore
+from pcnn_explore.envs.montezuma import MONTEZUMA_SCRIPT, montezuma_room, script_actions
 from pcnn_explore.record.episode import BONUS_FIELDS, FIELDS, FORMAT_VERSION, Episode
 
 __all__ = ["MONTEZUMA_SCRIPT", "SCRIPTS", "ScriptedPolicy", "record_episode"]
-
-MONTEZUMA_ROOM_RAM = 3  # RAM address of the current room in Montezuma's Revenge
-
-# ----------------------------------------------------------------------------------------------
-# Scripted policies
-# ----------------------------------------------------------------------------------------------
-_MZ = {"NOOP": 0, "FIRE": 1, "UP": 2, "RIGHT": 3, "LEFT": 4, "DOWN": 5, "RIGHTFIRE": 11, "LEFTFIRE": 12}
-
-#: Montezuma's Revenge, first room: down the ladder, rope, right ladder, jump the skull, key (+100),
-#: back up, right door (+300), room 2, then back to room 1 and into room 2 again (three room
-#: changes in all). Open-loop (action, repeat) pairs in agent steps of 4 emulator frames; they
-#: need deterministic dynamics (no sticky actions, no random no-ops at reset). Found by trial,
-#: reading the player's position from RAM (x: address 42, y: address 43).
-MONTEZUMA_SCRIPT: tuple[tuple[str, int], ...] = (
-    ("NOOP", 1), ("DOWN", 9), ("RIGHT", 13), ("RIGHTFIRE", 1), ("NOOP", 3), ("DOWN", 3),  # onto the rope
-    ("RIGHTFIRE", 1), ("NOOP", 12), ("RIGHT", 1), ("DOWN", 9),  # right platform, down the ladder
-    ("LEFT", 10), ("LEFTFIRE", 1), ("NOOP", 6), ("LEFT", 14),  # jump over the skull
-    ("UP", 9), ("LEFT", 1), ("FIRE", 1), ("NOOP", 15),  # left ladder, jump for the key
-    ("RIGHT", 1), ("DOWN", 9), ("RIGHT", 8), ("RIGHTFIRE", 1), ("NOOP", 6), ("RIGHT", 16),  # back
-    ("UP", 9), ("LEFT", 1), ("LEFTFIRE", 1), ("NOOP", 12), ("LEFTFIRE", 1), ("NOOP", 7),  # rope
-    ("LEFT", 1), ("UP", 12),  # middle ladder, back where the episode started
-    ("RIGHT", 2), ("RIGHTFIRE", 1), ("NOOP", 8), ("RIGHT", 20),  # right door (+300), room 2
-    ("LEFT", 10), ("RIGHT", 14),  # back into room 1 and out again
-)
 
 #: env id -> the script run by ``--policy scripted``.
 SCRIPTS: dict[str, tuple[tuple[str, int], ...]] = {"ALE/MontezumaRevenge-v5": MONTEZUMA_SCRIPT}
@@ -52,7 +29,7 @@ class ScriptedPolicy:
     """
 
     def __init__(self, script, n_actions: int, rng: np.random.Generator):
-        self.actions = np.array([_MZ[name] for name, repeat in script for _ in range(repeat)], np.int64)
+        self.actions = script_actions(script)
         self.n_actions, self.rng = int(n_actions), rng
         self.t = 0
 
@@ -169,10 +146,6 @@ def _make_env_and_policy(policy: str, env_id: str, env_seed: int, rng: np.random
     return env, _CheckpointPolicy(checkpoint_fn)
 
 
-def _room(env) -> int:
-    return int(env.unwrapped.ale.getRAM()[MONTEZUMA_ROOM_RAM])
-
-
 def record_episode(
     env_id: str,
     policy: str | os.PathLike = "random",
@@ -260,7 +233,7 @@ def _record(env_id, policy, density, warmup_frames, seed, max_steps, n_episodes,
         frame = info["density_frame"]
         rows["rgb"].append(info["rgb"])
         rows["density"].append(frame)
-        rows["room"].append(_room(env) if is_montezuma else -1)
+        rows["room"].append(montezuma_room(env) if is_montezuma else -1)
         rows["episode_start"].append(start)
         rows["surprise"].append((-model.pixel_log_prob(frame[None])[0]).astype(np.float16))
         record = bonus.step(frame)

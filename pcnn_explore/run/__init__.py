@@ -1,9 +1,14 @@
-"""The training run, in four modules:
+"""The training run, by job:
 
 - :mod:`~pcnn_explore.run.config`: :class:`TrainConfig`, its presets and validation;
 - :mod:`~pcnn_explore.run.loop`: :func:`train`, the algorithm in one place;
-- :mod:`~pcnn_explore.run.state`: log, settings, checkpoints, policies, RNG states and resuming;
-- :mod:`~pcnn_explore.run.cli`: ``pcnn-explore train``, a flag for every setting.
+- :mod:`~pcnn_explore.run.log`: the episode log (``log.csv``); :mod:`~pcnn_explore.run.settings`: the
+  settings file (``settings.json``);
+- :mod:`~pcnn_explore.run.checkpoints`: the run's files, its checkpoints and RNG states;
+- :mod:`~pcnn_explore.run.resume`: a fresh start or a resumption, checked before anything is written;
+- :mod:`~pcnn_explore.run.policy`: a trained agent's policy read back (:func:`load_policy`);
+- :mod:`~pcnn_explore.run.cli`: ``pcnn-explore train``, a flag for every setting;
+- :mod:`~pcnn_explore.run.variants`: the agent variants (``dqn``, ``cts_mmc``, ...) and the settings they expand to.
 
 ``pcnn_explore.train`` re-exports the public names. They are imported on first use, so that
 ``pcnn-explore train --help`` loads neither torch nor gymnasium.
@@ -11,8 +16,8 @@
 import importlib
 
 _HOMES = {"TrainConfig": "config", "BONUSES": "config", "SCORED_FRAMES": "config", "TrainResult": "loop",
-          "epsilon_at": "loop", "train": "loop", "LOG_COLUMNS": "state", "Policy": "state", "RunError": "state",
-          "episode_seed": "state", "load_policy": "state", "read_log": "state"}
+          "epsilon_at": "loop", "train": "loop", "LOG_COLUMNS": "log", "Policy": "policy", "RunError": "resume",
+          "episode_seed": "resume", "load_policy": "policy", "read_log": "log"}
 
 __all__ = ["TrainConfig", "TrainResult", "train", "read_log", "load_policy", "Policy", "episode_seed", "epsilon_at",
            "LOG_COLUMNS", "BONUSES", "SCORED_FRAMES", "RunError"]

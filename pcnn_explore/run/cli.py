@@ -98,7 +98,7 @@ def run_cli(args: argparse.Namespace) -> int:
 
     from pcnn_explore.run.lock import RunLock
     from pcnn_explore.run.loop import run_loop
-    from pcnn_explore.run.state import open_run, resume_settings
+    from pcnn_explore.run.resume import open_run, resume_settings
 
     try:
         stored = resume_settings(args.out_dir) if args.resume else None

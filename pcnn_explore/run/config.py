@@ -123,7 +123,7 @@ class TrainConfig(ExperimentSettings):
         ``pcnn_explore.envs.DEEP_SEA_MMC_BETA`` (the kit's 0.5) instead of the paper's 0.1, and, where
         the next state is scored, an unset ``novelty_epsilon`` to
         ``pcnn_explore.deep_sea.DEEP_SEA_NOVELTY_EPSILON`` (the kit's 1) instead of 0."""
-        from pcnn_explore.deep_sea import DEEP_SEA_NOVELTY_EPSILON
+        from pcnn_explore.envs.deep_sea import DEEP_SEA_NOVELTY_EPSILON
         from pcnn_explore.envs import DEEP_SEA_MMC_BETA, env_defaults, is_deep_sea
 
         env = overrides.get("env") or cls.env
@@ -149,7 +149,7 @@ class TrainConfig(ExperimentSettings):
         if self.bonus_fraction is None:
             self.bonus_fraction = 0.25 if self.agent == "reactor" else 1.0
         if self.mapping_seed is None and isinstance(self.env, str) and self.env.startswith("DeepSea-"):
-            from pcnn_explore.deep_sea import DEFAULT_MAPPING_SEED, deep_sea_size
+            from pcnn_explore.envs.deep_sea import DEFAULT_MAPPING_SEED, deep_sea_size
 
             if deep_sea_size(self.env) is not None:
                 self.mapping_seed = DEFAULT_MAPPING_SEED

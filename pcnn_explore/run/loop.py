@@ -8,7 +8,7 @@ bonus, on a share ``bonus_fraction`` of the agent steps (drawn at random, seeded
 default for DQN, a quarter for Reactor) the density model trains once on the density frame of the
 scored state (``scored_frame="state"``: x_t, the state in which the action is taken, as in
 Bellemare et al. 2016; ``"next_state"``: x_{t+1}, the state the action leads to, DeepSea's default,
-the kit's choice: see :data:`pcnn_explore.deep_sea.DEEP_SEA_DEFAULTS`; the paper says only that
+the kit's choice: see :data:`pcnn_explore.envs.deep_sea.DEEP_SEA_DEFAULTS`; the paper says only that
 "the density model receives a single frame", not which) and gives r+_t
 (:class:`pcnn_explore.bonus.PseudoCountBonus`; 0 on the other steps); the envs step; each env's
 transition (x_t, a_t, clip(r_t + r+_t, -1, 1), x_{t+1}) goes to the learner's replay
@@ -16,7 +16,7 @@ transition (x_t, a_t, clip(r_t + r+_t, -1, 1), x_{t+1}) goes to the learner's re
 after ``learning_starts`` the learner takes one gradient step on a batch (DQN: transitions with
 the Q-learning or MMC target; Reactor: sequences with Retrace targets); every
 ``target_update_every`` agent steps it copies its online network to its target network.
-Checkpoints fall between vector steps. Files written: see :mod:`pcnn_explore.run.state`.
+Checkpoints fall between vector steps. Files written: see :mod:`pcnn_explore.run.checkpoints`.
 """
 from __future__ import annotations
 
@@ -38,8 +38,10 @@ from pcnn_explore.run.learners import make_learner
 from pcnn_explore.run.trace_log import TraceLog
 from pcnn_explore.run.scorer import BonusScorer
 from pcnn_explore.run.lock import RunLock
-from pcnn_explore.run.state import (CHECKPOINT, CheckpointWriter, CsvLog, Resume, RunError, episode_seed, open_run,
-                                    read_log, restore_rng_states, rng_states, truncate_log, write_settings)
+from pcnn_explore.run.checkpoints import CHECKPOINT, CheckpointWriter, restore_rng_states, rng_states
+from pcnn_explore.run.log import CsvLog, read_log, truncate_log
+from pcnn_explore.run.resume import Resume, RunError, episode_seed, open_run
+from pcnn_explore.run.settings import write_settings
 
 __all__ = ["TrainResult", "train", "run_loop", "epsilon_at", "novelty_epsilon", "describe", "build"]
 
@@ -304,7 +306,7 @@ def run_loop(cfg: TrainConfig, start: Resume, progress: bool = True, lock: RunLo
 
 class _SolveWatch:
     """bsuite's deep-sea rule, followed episode by episode (``stop_when_solved``): solved at the first
-    episode e where (bad episodes so far) / e < 0.9, as :func:`pcnn_explore.deep_sea_protocol.solve_episode`
+    episode e where (bad episodes so far) / e < 0.9, as :func:`pcnn_explore.envs.deep_sea_protocol.solve_episode`
     decides it on the log (10 bad < 9 e, in integers)."""
 
     def __init__(self, episodes: int = 0, bad: int = 0):
@@ -313,7 +315,7 @@ class _SolveWatch:
     @classmethod
     def from_log(cls, out: Path, step: int) -> "_SolveWatch":
         """The counts of the episodes a resumed run's log holds up to ``step`` (its checkpoint)."""
-        from pcnn_explore.deep_sea_protocol import solve_episode, successes_from_log
+        from pcnn_explore.envs.deep_sea_protocol import solve_episode, successes_from_log
 
         wins = np.zeros(0, bool)
         if (out / "log.csv").exists():
@@ -325,7 +327,7 @@ class _SolveWatch:
         return watch
 
     def add(self, episode_return: float) -> None:
-        from pcnn_explore.deep_sea_protocol import SUCCESS_RETURN
+        from pcnn_explore.envs.deep_sea_protocol import SUCCESS_RETURN
 
         self.episodes += 1
         self.bad += not episode_return > SUCCESS_RETURN

@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from pcnn_explore.agents.reactor import TRACE_FIELDS
-from pcnn_explore.run.state import truncate_log
+from pcnn_explore.run.log import truncate_log
 
 __all__ = ["TRACES", "TRACE_COLUMNS", "TraceLog", "read_traces"]
 

@@ -1,6 +1,6 @@
 """The deep-sea part of ``pcnn-explore sweep --report DIR``: bsuite's protocol on the sweep's DeepSea trials.
 
-Writes into ``DIR/report/`` (see :mod:`pcnn_explore.deep_sea_protocol` for the rules):
+Writes into ``DIR/report/`` (see :mod:`pcnn_explore.envs.deep_sea_protocol` for the rules):
 
 - ``deep_sea_scaling.csv``: one row per DeepSea trial: ``size`` (N), ``variant`` (the sweep's
   line, e.g. ``cts_mmc`` or ``pixelcnn_mmc,pg_scale=1``), ``seed``, ``episodes_run`` (complete
@@ -24,8 +24,8 @@ import math
 import os
 from pathlib import Path
 
-from pcnn_explore.deep_sea import deep_sea_size
-from pcnn_explore.deep_sea_protocol import PROTOCOL_EPISODES, solve_episode, solved_in_time, successes_from_log
+from pcnn_explore.envs.deep_sea import deep_sea_size
+from pcnn_explore.envs.deep_sea_protocol import PROTOCOL_EPISODES, solve_episode, solved_in_time, successes_from_log
 from pcnn_explore.sweep.grid import SweepError, line_colour, line_label
 from pcnn_explore.sweep.runner import read_sweep
 
@@ -47,7 +47,7 @@ def evaluate_deep_sea(sweep_dir: str | os.PathLike, episodes: int = PROTOCOL_EPI
     """``{"rows": [scaling row per trial], "scores": [score row per variant]}`` of the sweep's DeepSea
     trials (see the module docstring); only the first ``episodes`` of each run are read. Raises
     SweepError when none of them has logged an episode."""
-    from pcnn_explore.run.state import read_log
+    from pcnn_explore.run.log import read_log
     from pcnn_explore.verdicts import t_interval
 
     root = Path(sweep_dir)

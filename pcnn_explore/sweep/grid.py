@@ -5,7 +5,7 @@ A :class:`Grid` comes from the command line (:func:`grid_from_args`) or a TOML f
 
     figure = "Fig. 12"                      # optional: a title for reports
     envs = ["ALE/MontezumaRevenge-v5"]
-    variants = ["pixelcnn_mmc"]             # the rule of pcnn_explore.experiments.agent_variants
+    variants = ["pixelcnn_mmc"]             # the rule of pcnn_explore.run.variants
     seeds = [0, 1, 2, 3, 4]
     profile = "paper"
     episodes = 10000                        # optional, DeepSea only: steps = episodes x N per trial
@@ -141,7 +141,7 @@ def _show(value: Any) -> str:
 
 def line_label(line: str) -> str:
     """The paper's name of a line: ``pixelcnn_mmc,pg_scale=10`` -> ``DQN-PixelCNN, pg_scale=10``."""
-    from pcnn_explore.experiments.agent_variants import variant_label
+    from pcnn_explore.run.variants import variant_label
 
     variant, _, rest = line.partition(",")
     return variant_label(variant) + (", " + rest.replace(",", ", ") if rest else "")
@@ -149,7 +149,7 @@ def line_label(line: str) -> str:
 
 def line_colour(line: str) -> str | None:
     """The colour of a line's variant in every figure (None: the figure's default)."""
-    from pcnn_explore.experiments.agent_variants import variant_colour
+    from pcnn_explore.run.variants import variant_colour
 
     return variant_colour(line.partition(",")[0])
 
@@ -183,7 +183,7 @@ class Trial:
 
     def config(self):
         """The trial's resolved :class:`~pcnn_explore.run.config.TrainConfig` (raises SettingError)."""
-        from pcnn_explore.experiments.agent_variants import variant_overrides
+        from pcnn_explore.run.variants import variant_overrides
         from pcnn_explore.run.config import TrainConfig
 
         return TrainConfig.preset(self.profile, env=self.env, seed=int(self.seed), out_dir=str(self.out_dir),
@@ -214,7 +214,7 @@ class Grid:
     def check(self) -> None:
         """Raise :class:`SweepError` for an empty, repeated or unknown env, variant or seed, or a bad share."""
         from pcnn_explore.envs import check_env_id
-        from pcnn_explore.experiments.agent_variants import check_variant
+        from pcnn_explore.run.variants import check_variant
         from pcnn_explore.profiles import check_profile
 
         for key, what in (("envs", "env ids"), ("variants", "variant names"), ("seeds", "seeds")):
@@ -245,7 +245,7 @@ class Grid:
         if not isinstance(self.out, (str, Path)) or not str(self.out):
             raise SweepError("out must name the sweep's folder (--out DIR)")
         if self.episodes is not None:
-            from pcnn_explore.deep_sea import deep_sea_size
+            from pcnn_explore.envs.deep_sea import deep_sea_size
 
             if isinstance(self.episodes, bool) or not isinstance(self.episodes, int) or self.episodes < 1:
                 raise SweepError(f"episodes must be a positive integer (episodes per DeepSea trial), "
@@ -300,7 +300,7 @@ class Grid:
 
 def _episode_length(env: str) -> int:
     """Agent steps per episode of DeepSea-N (N)."""
-    from pcnn_explore.deep_sea import deep_sea_size
+    from pcnn_explore.envs.deep_sea import deep_sea_size
 
     return int(deep_sea_size(env))
 

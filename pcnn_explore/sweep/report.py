@@ -107,7 +107,7 @@ def evaluate_sweep(sweep_dir: str | os.PathLike, window: int | None = None, base
     to its baseline and the lines compared with it. Raises SweepError when the sweep has no logged
     trial, an env's runs are shorter than one window, or ``baseline`` is no line of the sweep.
     """
-    from pcnn_explore.run.state import read_log
+    from pcnn_explore.run.log import read_log
 
     root = Path(sweep_dir)
     records = read_sweep(root)
@@ -205,7 +205,7 @@ def write_report(sweep_dir: str | os.PathLike, window: int | None = None, baseli
 def _write_files(result: dict, out: Path) -> list[str]:
     """The report's files in the empty folder ``out``; returns their names."""
     from pcnn_explore.atomic import atomic_write, write_text_atomic
-    from pcnn_explore.experiments.agent_variants import variant_colour
+    from pcnn_explore.run.variants import variant_colour
     from pcnn_explore.plots.evaluation import plot_auc_improvements, plot_eval_curves
     from pcnn_explore.report import _plain
 

@@ -74,7 +74,7 @@ def train_trial(settings: dict) -> dict:
     from pcnn_explore.run.config import TrainConfig
     from pcnn_explore.run.lock import RunLock
     from pcnn_explore.run.loop import train
-    from pcnn_explore.run.state import CHECKPOINT
+    from pcnn_explore.run.checkpoints import CHECKPOINT
 
     cfg = TrainConfig(**settings)
     out = Path(cfg.out_dir)
@@ -177,7 +177,7 @@ def _prepare(t: Trial, settings: dict) -> None:
     """Write the trial's folder and ``trial.json`` (and its extra files); clear a replaced run.
     Holds the folder's run lock meanwhile: a folder another process runs in raises SweepError."""
     from pcnn_explore.run.lock import RunLock
-    from pcnn_explore.run.state import CHECKPOINT
+    from pcnn_explore.run.checkpoints import CHECKPOINT
 
     folder = Path(t.out_dir)
     with RunLock(folder) as lock:

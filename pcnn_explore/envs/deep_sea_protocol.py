@@ -1,0 +1,83 @@
+"""bsuite's deep-sea protocol (Osband et al. 2019, ``experiments/deep_sea``) as pure functions.
+
+The protocol: sizes N = 10, 12, ..., 50 (21 sizes), :data:`PROTOCOL_EPISODES` (10K) episodes each,
+one action mapping for every run (mapping seed 42, :data:`pcnn_explore.envs.deep_sea.DEFAULT_MAPPING_SEED`).
+
+- An episode is **bad** when the agent leaves the diagonal it started on; on the deterministic task
+  that is exactly an episode without the +1 (the +1 needs "right" at every step). A logged episode
+  is a success when its return is above :data:`SUCCESS_RETURN` (0.5): the +1 episode returns 0.99,
+  every other at most 0.
+- A size is **solved** at the first episode e (1-based) at which (bad episodes so far) / e < 0.9,
+  that is, at which more than a tenth of the episodes so far found the +1. bsuite checks this at its
+  logged episodes only (a logarithmic schedule); the kit checks it at **every** episode, so its
+  solve episode can come earlier than bsuite's on the same run, never later.
+- The **deep-sea score** is the share of sizes solved at an episode below 2^N + 100 (an agent that
+  beats dithering, which needs about 2^N episodes) within the 10K episodes.
+"""
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+import numpy as np
+
+__all__ = ["PROTOCOL_SIZES", "PROTOCOL_EPISODES", "BAD_RATIO", "FORGIVE_EPISODES", "SUCCESS_RETURN",
+           "successes_from_log", "solve_episode", "solved_in_time", "deep_sea_score"]
+
+#: bsuite's sizes
+PROTOCOL_SIZES = tuple(range(10, 51, 2))
+#: episodes per size
+PROTOCOL_EPISODES = 10_000
+#: a size is solved once (bad episodes so far) / episodes so far falls below this
+BAD_RATIO = 0.9
+#: a size counts for the score when solved at an episode below 2^N + FORGIVE_EPISODES
+FORGIVE_EPISODES = 100
+#: a DeepSea episode with a return above this found the +1 (it returns 0.99; every other at most 0)
+SUCCESS_RETURN = 0.5
+
+
+def successes_from_log(log: Mapping[str, np.ndarray]) -> np.ndarray:
+    """(E,) bool: per complete episode of a run's log (``read_log``'s columns ``return`` and
+    ``complete``), in the order they ended, whether it found the +1 (return > :data:`SUCCESS_RETURN`).
+    The last row of a run cut mid-episode (``complete = 0``) is left out."""
+    returns = np.asarray(log["return"], dtype=np.float64).reshape(-1)
+    complete = np.asarray(log["complete"], dtype=np.float64).reshape(-1)
+    if returns.shape != complete.shape:
+        raise ValueError(f"the log's return and complete columns differ in length: {returns.shape} vs {complete.shape}")
+    return returns[complete == 1] > SUCCESS_RETURN
+
+
+def solve_episode(successes: Sequence[bool]) -> int | None:
+    """The episode (1-based) at which a size is solved by bsuite's rule, or None.
+
+    ``successes``: (E,) bool, per episode in order, whether it found the +1 (episodes without it are
+    bad). Solved at the first e with (bad episodes among the first e) / e < 0.9; a ratio of exactly
+    0.9 does not count. Checked at every episode (bsuite checks only at its logged episodes).
+    Example: [False] * 9 + [True] -> None (9/10 = 0.9); [False] * 9 + [True, True] -> 11 (9/11).
+    """
+    s = np.asarray(successes)
+    if s.ndim != 1 or (s.size and s.dtype != bool):
+        raise ValueError(f"successes must be a 1-D sequence of bools (one per episode), got dtype {s.dtype}, "
+                         f"shape {s.shape}")
+    if not s.size:
+        return None
+    e = np.arange(1, s.size + 1)
+    bad = np.cumsum(~s)
+    # bad / e < 0.9  <=>  10 bad < 9 e, in integers (no rounding at the tie)
+    hit = np.flatnonzero(10 * bad < 9 * e)
+    return int(hit[0]) + 1 if hit.size else None
+
+
+def solved_in_time(size: int, episode: int | None, episodes: int = PROTOCOL_EPISODES) -> bool:
+    """Whether a size counts for the deep-sea score: solved (``episode`` from :func:`solve_episode`,
+    1-based) at an episode below 2^size + 100 and within the first ``episodes`` (10K)."""
+    if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 1:
+        raise ValueError(f"size must be a positive integer (the N of DeepSea-N), got {size!r}")
+    return episode is not None and episode < 2 ** int(size) + FORGIVE_EPISODES and episode <= episodes
+
+
+def deep_sea_score(solve_episodes: Mapping[int, int | None], episodes: int = PROTOCOL_EPISODES) -> float:
+    """The deep-sea score of one agent and seed: the share of sizes run (``{N: solve episode or None}``)
+    solved in time (:func:`solved_in_time`). Example: {10: 500, 12: None, 14: 20_000} -> 1/3."""
+    if not solve_episodes:
+        raise ValueError("deep_sea_score needs at least one size run")
+    return sum(solved_in_time(n, e, episodes) for n, e in solve_episodes.items()) / len(solve_episodes)

@@ -1,0 +1,135 @@
+"""Starting or resuming a run: :func:`open_run` checks ``out_dir`` for a fresh start or a
+resumption (touching nothing), :func:`episode_seed` gives every episode its env seed, so that a
+resumed run replays each env's running episode (see :mod:`pcnn_explore.run.envs`).
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from pcnn_explore.checkpoint import CorruptFile, load, read_meta
+from pcnn_explore.checks import RunError
+from pcnn_explore.run.checkpoints import CHECKPOINT, FORMAT
+from pcnn_explore.run.config import RESUMABLE_CHANGES, TrainConfig
+from pcnn_explore.run.log import LOG
+
+__all__ = ["RunError", "Resume", "open_run", "resume_settings", "episode_seed"]
+
+
+def episode_seed(seed: int, episode: int) -> int:
+    """The env seed of episode ``episode`` (0-based) of a run with seed ``seed``."""
+    return int(np.random.SeedSequence([int(seed), int(episode), 0x5EED]).generate_state(1)[0])
+
+
+
+@dataclass
+class Resume:
+    """Where a run starts: ``saved`` is the checkpoint to continue (None: a fresh run); ``finished``
+    is True when a resumed run has already done ``cfg.steps`` (nothing to do)."""
+
+    saved: dict | None
+    step: int = 0
+    finished: bool = False
+    stamp: tuple | None = None  # (inode, bytes, mtime ns) of the checkpoint read: unchanged when the run locks its folder
+
+    def check_unchanged(self, out_dir: str | os.PathLike) -> None:
+        """Raise :class:`RunError` when ``out_dir`` changed since :func:`open_run` looked (another run
+        wrote there meanwhile); called under the folder's lock, before the first write."""
+        out = Path(out_dir)
+        if self.saved is None:
+            if (out / CHECKPOINT).exists() or (out / LOG).exists():
+                raise RunError(f"{out} already holds a training run (written after this run checked it): "
+                               "choose another --out")
+        elif _stamp(out / CHECKPOINT) != self.stamp:
+            raise RunError(f"cannot resume {out}: its checkpoint changed while this run read it (another run "
+                           "wrote it): start again")
+
+
+def _stamp(path: Path) -> tuple | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return st.st_ino, st.st_size, st.st_mtime_ns
+
+
+def _check_writable(out: Path) -> None:
+    """Raise :class:`RunError` (naming ``--out``) when ``out`` cannot be created or written."""
+    target = out
+    while not target.exists() and target != target.parent:
+        target = target.parent
+    reason = None
+    if not target.is_dir():
+        reason = f"{target} is a file, not a folder"
+    elif hasattr(os, "statvfs") and os.statvfs(target).f_flag & os.ST_RDONLY:
+        reason = "read-only file system"
+    elif not os.access(target, os.W_OK | os.X_OK):
+        reason = "permission denied"
+    if reason is not None:
+        raise RunError(f"{{out_dir}} {out}: cannot write there ({reason}): choose another {{out_dir}}")
+
+
+def open_run(cfg: TrainConfig, resume: bool) -> Resume:
+    """Check ``cfg.out_dir`` for a fresh start or a resumption; touch nothing. Raises :class:`RunError`.
+
+    Fresh (``resume=False``): the folder must hold no run. Resume: the folder must hold a
+    checkpoint whose checksum matches, made with the same settings (up to :data:`RESUMABLE_CHANGES`).
+    Either way the folder must be writable and held by no other run (:mod:`pcnn_explore.run.lock`).
+    """
+    from pcnn_explore.run.lock import probe
+
+    out = Path(cfg.out_dir)
+    ckpt = out / CHECKPOINT
+    if out.exists() and not out.is_dir():
+        raise RunError(f"{out} is a file, not a folder: choose another --out")
+    if (out / LOG).exists() and not ckpt.exists():
+        raise RunError(f"{out} holds a log but no checkpoint (the run stopped before its first checkpoint, so "
+                       "it cannot resume): remove the folder or choose another --out")
+    if not resume:
+        if ckpt.exists():
+            raise RunError(f"{out} already holds a training run: add --resume (resume=True) to continue it, "
+                           "or choose another --out")
+        _check_writable(out)
+        probe(out)
+        return Resume(saved=None)
+    if not ckpt.is_file():
+        what = "does not exist" if not out.exists() else "holds no checkpoint"
+        raise RunError(f"cannot resume: {out} {what}; start a fresh run with another --out (or without --resume)")
+    probe(out)  # (before reading a checkpoint of gigabytes)
+    stamp = _stamp(ckpt)
+    reason = "corrupt, truncated or of another version"
+    try:
+        saved = load(ckpt, checksum=True)
+        ok = isinstance(saved, dict) and saved.get("format") == FORMAT and isinstance(saved.get("config"), dict)
+    except CorruptFile as e:
+        ok, reason = False, e.reason
+    if not ok:
+        raise RunError(f"cannot resume: {ckpt} is not a readable pcnn-explore checkpoint ({reason}); "
+                       "start a fresh run with another --out")
+    _check_resumable(saved["config"], cfg)
+    step = int(saved["step"])
+    if step < cfg.steps:
+        _check_writable(out)
+    return Resume(saved=saved, step=step, finished=step >= cfg.steps, stamp=stamp)
+
+
+def resume_settings(out_dir: str | os.PathLike) -> dict | None:
+    """The settings stored with the checkpoint in ``out_dir`` (read from its header, cheaply; None
+    if there is no readable one: :func:`open_run` then says why)."""
+    meta = read_meta(Path(out_dir) / CHECKPOINT)
+    config = meta.get("config") if meta else None
+    return dict(config) if isinstance(config, dict) else None
+
+
+def _check_resumable(saved: dict, cfg: TrainConfig) -> None:
+    now = cfg.to_dict()
+    if "mapping_seed" not in saved and isinstance(saved.get("env"), str) and saved["env"].startswith("DeepSea-"):
+        saved = {**saved, "mapping_seed": 0}  # saved before the setting existed: DeepSea ran on mapping seed 0
+    diff = sorted(k for k in now if k not in RESUMABLE_CHANGES and saved.get(k) != now[k])
+    if diff:
+        detail = ", ".join(f"{{{k}}}: checkpoint {saved.get(k)!r} vs now {now[k]!r}" for k in diff)
+        raise RunError(f"cannot resume {cfg.out_dir}: settings differ from the checkpoint's ({detail}); "
+                       "use the checkpoint's settings or another --out")
