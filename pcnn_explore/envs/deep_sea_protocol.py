@@ -20,7 +20,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-__all__ = ["PROTOCOL_SIZES", "PROTOCOL_EPISODES", "BAD_RATIO", "FORGIVE_EPISODES", "SUCCESS_RETURN",
+__all__ = ["PROTOCOL_SIZES", "PROTOCOL_EPISODES", "BAD_RATIO", "FORGIVE_EPISODES", "SUCCESS_RETURN", "below_bad_ratio",
            "successes_from_log", "solve_episode", "solved_in_time", "deep_sea_score"]
 
 #: bsuite's sizes
@@ -46,6 +46,12 @@ def successes_from_log(log: Mapping[str, np.ndarray]) -> np.ndarray:
     return returns[complete == 1] > SUCCESS_RETURN
 
 
+def below_bad_ratio(bad, episodes):
+    """bad / episodes < 0.9 (:data:`BAD_RATIO`), as 10 bad < 9 episodes in integers (no rounding at the
+    tie); numbers or arrays of them."""
+    return 10 * bad < 9 * episodes
+
+
 def solve_episode(successes: Sequence[bool]) -> int | None:
     """The episode (1-based) at which a size is solved by bsuite's rule, or None.
 
@@ -62,8 +68,7 @@ def solve_episode(successes: Sequence[bool]) -> int | None:
         return None
     e = np.arange(1, s.size + 1)
     bad = np.cumsum(~s)
-    # bad / e < 0.9  <=>  10 bad < 9 e, in integers (no rounding at the tie)
-    hit = np.flatnonzero(10 * bad < 9 * e)
+    hit = np.flatnonzero(below_bad_ratio(bad, e))
     return int(hit[0]) + 1 if hit.size else None
 
 

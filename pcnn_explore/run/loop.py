@@ -3,7 +3,7 @@ Reactor (:mod:`pcnn_explore.run.learners`), optionally with the pseudo-count bon
 
 One vector step advances each of the ``num_envs`` envs by one agent step (Atari: 4 emulator
 frames): the learner picks the actions from the observations x_t (DQN: epsilon-greedy on its
-Q-network; Reactor: sampled from its recurrent policy, their probabilities mu kept); with a
+Q-network, each env's rate raised by the pseudo-count of its state where ``novelty_epsilon`` > 0; Reactor: sampled from its recurrent policy, their probabilities mu kept); with a
 bonus, on a share ``bonus_fraction`` of the agent steps (drawn at random, seeded; all of them by
 default for DQN, a quarter for Reactor) the density model trains once on the density frame of the
 scored state (``scored_frame="state"``: x_t, the state in which the action is taken, as in
@@ -307,7 +307,7 @@ def run_loop(cfg: TrainConfig, start: Resume, progress: bool = True, lock: RunLo
 class _SolveWatch:
     """bsuite's deep-sea rule, followed episode by episode (``stop_when_solved``): solved at the first
     episode e where (bad episodes so far) / e < 0.9, as :func:`pcnn_explore.envs.deep_sea_protocol.solve_episode`
-    decides it on the log (10 bad < 9 e, in integers)."""
+    decides it on the log."""
 
     def __init__(self, episodes: int = 0, bad: int = 0):
         self.episodes, self.bad, self.solved_at = episodes, bad, None
@@ -327,11 +327,11 @@ class _SolveWatch:
         return watch
 
     def add(self, episode_return: float) -> None:
-        from pcnn_explore.envs.deep_sea_protocol import SUCCESS_RETURN
+        from pcnn_explore.envs.deep_sea_protocol import SUCCESS_RETURN, below_bad_ratio
 
         self.episodes += 1
         self.bad += not episode_return > SUCCESS_RETURN
-        if self.solved_at is None and 10 * self.bad < 9 * self.episodes:
+        if self.solved_at is None and below_bad_ratio(self.bad, self.episodes):
             self.solved_at = self.episodes
 
 
