@@ -4,8 +4,9 @@ Reactor (:mod:`pcnn_explore.run.learners`), optionally with the pseudo-count bon
 One vector step advances each of the ``num_envs`` envs by one agent step (Atari: 4 emulator
 frames): the learner picks the actions from the observations x_t (DQN: epsilon-greedy on its
 Q-network, with ``novelty_epsilon`` > 0 each env's rate raised by its state's pseudo-count;
-Reactor: sampled from its recurrent policy, their probabilities mu kept); with a bonus, on a share ``bonus_fraction`` of the agent steps (drawn at random, seeded; all of them by
-default for DQN, a quarter for Reactor) the density model trains once on the density frame of the
+Reactor: sampled from its recurrent policy, their probabilities mu kept); with a bonus, on a
+share ``bonus_fraction`` of the agent steps (drawn at random, seeded; all of them by default for
+DQN, a quarter for Reactor) the density model trains once on the density frame of the
 scored state (``scored_frame="state"``: x_t, the state in which the action is taken, as in
 Bellemare et al. 2016; ``"next_state"``: x_{t+1}, the state the action leads to, DeepSea's default,
 the kit's choice: see :data:`pcnn_explore.envs.deep_sea.DEEP_SEA_DEFAULTS`; the paper says only that
