@@ -31,6 +31,7 @@ import numpy as np
 import torch
 
 from pcnn_explore.envs import auto_network
+from pcnn_explore.envs.deep_sea_protocol import SUCCESS_RETURN, below_bad_ratio, solve_episode, successes_from_log
 from pcnn_explore.run.config import TrainConfig
 from pcnn_explore.exploration import ExplorationTracker
 from pcnn_explore.run.metrics import EpisodeStats, WindowStats, crossed, exploration_columns, tensorboard_writer
@@ -316,8 +317,6 @@ class _SolveWatch:
     @classmethod
     def from_log(cls, out: Path, step: int) -> "_SolveWatch":
         """The counts of the episodes a resumed run's log holds up to ``step`` (its checkpoint)."""
-        from pcnn_explore.envs.deep_sea_protocol import solve_episode, successes_from_log
-
         wins = np.zeros(0, bool)
         if (out / "log.csv").exists():
             log = read_log(out)
@@ -328,8 +327,6 @@ class _SolveWatch:
         return watch
 
     def add(self, episode_return: float) -> None:
-        from pcnn_explore.envs.deep_sea_protocol import SUCCESS_RETURN, below_bad_ratio
-
         self.episodes += 1
         self.bad += not episode_return > SUCCESS_RETURN
         if self.solved_at is None and below_bad_ratio(self.bad, self.episodes):
