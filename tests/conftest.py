@@ -49,30 +49,163 @@ def notebook_runner(tmp_path):
     return lambda name, **params: run_notebook(name, tmp_path, **params)
 
 
+# ------------------------------------------------------------------ one local Ray for the session
+# Ray's node misses its start-up deadlines on a loaded 2-core machine (its raylet gives the dashboard
+# agent a fixed 15 s), and the test workers are the load. So the controller starts the session's
+# Ray in a process of its own (tests/ray_holder.py, as a sweep starts one) before the workers start,
+# where the selected tests include a module that uses Ray, and hands its address to the workers
+# through the environment. A worker without one (a run of one module, -p no:xdist) starts its own.
+_RAY_MODULES = ("test_sweep.py", "test_notebooks_agents.py", "test_sweep_ray.py")
+_RAY_CPUS = 4  # two modules' trials at once, as when each module started a 2-CPU Ray
+_RAY_ADDRESS_VAR, _RAY_HOME_VAR = "PCNN_EXPLORE_TEST_RAY_ADDRESS", "PCNN_EXPLORE_TEST_RAY_HOME"
+
+
+class RayHolder:
+    """A local Ray in a process of its own (``tests/ray_holder.py``), with ``home`` as its HOME (Ray
+    keeps the cluster's token in ``home/.ray/auth_token``) and its stderr in ``home/stderr.txt``."""
+
+    def __init__(self, address: str, home: Path, process: subprocess.Popen | None = None):
+        self.address, self.home, self._process = address, Path(home), process
+
+    @property
+    def token(self) -> Path:
+        return self.home / ".ray" / "auth_token"
+
+    @property
+    def stderr(self) -> str:
+        return (self.home / "stderr.txt").read_text()
+
+    @classmethod
+    def start(cls, home: Path, num_cpus: int = _RAY_CPUS, timeout: float = 600.0) -> "RayHolder":
+        import selectors
+        import sys
+        import time
+
+        home.mkdir(parents=True, exist_ok=True)
+        env = {k: v for k, v in os.environ.items() if k not in ("RAY_ADDRESS", "RAY_AUTH_MODE", "RAY_AUTH_TOKEN_PATH")}
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+        with open(home / "stderr.txt", "w") as err:
+            process = subprocess.Popen([sys.executable, str(ROOT / "tests" / "ray_holder.py"), str(num_cpus)],
+                                       stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, text=True,
+                                       env={**env, "HOME": str(home)}, start_new_session=True)
+        selector = selectors.DefaultSelector()
+        selector.register(process.stdout, selectors.EVENT_READ)
+        deadline = time.monotonic() + timeout
+        while process.poll() is None and time.monotonic() < deadline and not selector.select(timeout=1.0):
+            pass
+        line = process.stdout.readline().strip() if process.poll() is None else ""
+        if not line:
+            process.kill()
+            process.wait()
+            raise RuntimeError(f"the test session's local Ray did not start: {(home / 'stderr.txt').read_text()[-2000:]}")
+        return cls(line, home, process)
+
+    @classmethod
+    def from_environment(cls) -> "RayHolder | None":
+        address = os.environ.get(_RAY_ADDRESS_VAR)
+        return cls(address, Path(os.environ[_RAY_HOME_VAR])) if address else None
+
+    def export(self) -> None:
+        os.environ[_RAY_ADDRESS_VAR], os.environ[_RAY_HOME_VAR] = self.address, str(self.home)
+
+    def join_environment(self) -> dict[str, str]:
+        """What a process (this one, a kernel, a CLI run) needs in its environment to join this Ray."""
+        return {"RAY_ADDRESS": self.address, "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN_PATH": str(self.token)}
+
+    def close(self) -> None:
+        if self._process is None or self._process.poll() is not None:
+            return
+        self._process.stdin.close()  # the holder shuts its Ray down and exits
+        try:
+            self._process.wait(120)
+        except subprocess.TimeoutExpired:
+            os.killpg(self._process.pid, 9)
+            self._process.wait()
+
+
+def _selects_a_ray_module(config) -> bool:
+    for arg in config.args:
+        path = Path(config.invocation_params.dir, arg.split("::")[0])
+        if path.is_dir() and any(next(path.rglob(m), None) for m in _RAY_MODULES) or path.name in _RAY_MODULES:
+            return True
+    return False
+
+
+def pytest_configure(config):
+    # The controller (or a run without xdist), before any test worker starts.
+    if hasattr(config, "workerinput") or RayHolder.from_environment() is not None:
+        return
+    if not _selects_a_ray_module(config) or config.option.collectonly:
+        return
+    import importlib.util
+    import tempfile
+
+    if importlib.util.find_spec("ray") is None:
+        return
+    home = Path(tempfile.mkdtemp(prefix="pcnn-explore-test-ray-"))
+    try:
+        holder = RayHolder.start(home)
+    except RuntimeError as e:  # the modules that need Ray start their own (and say why they failed)
+        config._ray_holder_error = str(e)
+        return
+    holder.export()
+    config._ray_holder = holder
+
+
+def pytest_unconfigure(config):
+    holder = getattr(config, "_ray_holder", None)
+    if holder is not None:
+        import shutil
+
+        holder.close()
+        shutil.rmtree(holder.home, ignore_errors=True)
+        for var in (_RAY_ADDRESS_VAR, _RAY_HOME_VAR):
+            os.environ.pop(var, None)
+
+
+@pytest.fixture(scope="session")
+def session_ray(tmp_path_factory):
+    """The session's local Ray (:class:`RayHolder`): the controller's, or one this worker starts."""
+    pytest.importorskip("ray")
+    holder = RayHolder.from_environment()
+    if holder is not None:
+        yield holder
+        return
+    holder = RayHolder.start(tmp_path_factory.mktemp("ray-home"))
+    try:
+        yield holder
+    finally:
+        holder.close()
+
+
 @pytest.fixture(scope="module")
-def ray_cluster():
-    """A local Ray for one test module: 2 CPUs, no dashboard, its files under /tmp (Ray's default),
-    shut down at the end. Notebook kernels started meanwhile join it through ``$RAY_ADDRESS``.
-    Started as the sweeps start theirs (``sweep.runner.start_local``: tried again where a loaded
-    machine made the node miss Ray's start-up deadlines; token authentication said explicitly)."""
+def ray_cluster(session_ray):
+    """This process joined to the session's local Ray for one test module (Ray's CPUs are shared with
+    the other modules that use it). Notebook kernels started meanwhile join it through the environment
+    (``$RAY_ADDRESS`` and the cluster's token)."""
     import logging
 
-    ray = pytest.importorskip("ray")
-    from pcnn_explore.sweep.runner import start_local
+    import ray
+
+    from pcnn_explore.sweep.ray_cluster import _token_auth
 
     if ray.is_initialized():
         ray.shutdown()
-    context = start_local(num_cpus=2, logging_level=logging.WARNING, log_to_driver=False)
-    before = os.environ.get("RAY_ADDRESS")
-    os.environ["RAY_ADDRESS"] = context.address_info["address"]
+    joined = session_ray.join_environment()
+    before = {k: os.environ.get(k) for k in joined}
+    os.environ.update({k: v for k, v in joined.items() if k != "RAY_AUTH_MODE"})
+    os.environ.pop("RAY_AUTH_MODE", None)
+    _token_auth()  # RAY_AUTH_MODE=token, and this process's Ray config reads it and the token path again
+    ray.init(address=session_ray.address, logging_level=logging.WARNING, log_to_driver=False)
     try:
         yield ray
     finally:
         ray.shutdown()
-        if before is None:
-            os.environ.pop("RAY_ADDRESS", None)
-        else:
-            os.environ["RAY_ADDRESS"] = before
+        for k, v in before.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
 
 
 # ------------------------------------------------------------------ nothing written into the tree
