@@ -21,7 +21,9 @@ from typing import Callable
 __all__ = ["START_ATTEMPTS", "start_local", "connect", "release", "RayExecutor"]
 
 #: tries at starting a local Ray: on a loaded machine its node can miss Ray's fixed start-up deadlines
-#: (the raylet waits 15 s for its Python agents, the driver 30 s for the raylet)
+#: (the raylet waits 15 s for its dashboard agent's ports and then aborts, the driver 30 s for the
+#: raylet; in Ray 2.60 neither moves with ``RAY_agent_register_timeout_ms``). A quiet 2-core machine
+#: starts one in about 14 s; with five busy processes beside it the agent took 25 s and every try failed.
 START_ATTEMPTS = 3
 
 
