@@ -138,6 +138,7 @@ def pytest_configure(config):
     if not _selects_a_ray_module(config) or config.option.collectonly:
         return
     import importlib.util
+    import shutil
     import tempfile
 
     if importlib.util.find_spec("ray") is None:
@@ -145,8 +146,8 @@ def pytest_configure(config):
     home = Path(tempfile.mkdtemp(prefix="pcnn-explore-test-ray-"))
     try:
         holder = RayHolder.start(home)
-    except RuntimeError as e:  # the modules that need Ray start their own (and say why they failed)
-        config._ray_holder_error = str(e)
+    except RuntimeError:  # the workers that need Ray start their own (session_ray), whose error says why
+        shutil.rmtree(home, ignore_errors=True)
         return
     holder.export()
     config._ray_holder = holder
