@@ -82,7 +82,7 @@ class RayHolder:
         import time
 
         home.mkdir(parents=True, exist_ok=True)
-        env = {k: v for k, v in os.environ.items() if k not in ("RAY_ADDRESS", "RAY_AUTH_MODE", "RAY_AUTH_TOKEN_PATH")}
+        env = cls.environment_without_ray()
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
         with open(home / "stderr.txt", "w") as err:
             process = subprocess.Popen([sys.executable, str(ROOT / "tests" / "ray_holder.py"), str(num_cpus)],
@@ -107,6 +107,11 @@ class RayHolder:
 
     def export(self) -> None:
         os.environ[_RAY_ADDRESS_VAR], os.environ[_RAY_HOME_VAR] = self.address, str(self.home)
+
+    @staticmethod
+    def environment_without_ray() -> dict[str, str]:
+        """This process's environment less what joins a Ray (the keys of :meth:`join_environment`)."""
+        return {k: v for k, v in os.environ.items() if k not in ("RAY_ADDRESS", "RAY_AUTH_MODE", "RAY_AUTH_TOKEN_PATH")}
 
     def join_environment(self) -> dict[str, str]:
         """What a process (this one, a kernel, a CLI run) needs in its environment to join this Ray."""

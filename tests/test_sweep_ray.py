@@ -91,7 +91,7 @@ def test_a_sweeps_stderr_has_no_token_warning(session_ray, tmp_path):
     neither does a one-trial sweep that joins it through ``$RAY_ADDRESS``."""
     assert "Token authentication" not in session_ray.stderr, session_ray.stderr
     assert session_ray.token.is_file()  # the cluster runs with a token, which Ray made in the fresh HOME
-    environ = {k: v for k, v in os.environ.items() if k not in ("RAY_AUTH_MODE", "RAY_ADDRESS", "RAY_AUTH_TOKEN_PATH")}
+    environ = session_ray.environment_without_ray()
     join = session_ray.join_environment()
     join.pop("RAY_AUTH_MODE")  # the kit says token authentication itself where the cluster has a token
     r = subprocess.run([sys.executable, "-m", "pcnn_explore.cli", "sweep", "--envs", "MiniGrid-Serpentine-7x7-v0",
