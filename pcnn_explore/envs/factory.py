@@ -89,6 +89,7 @@ def make_env(
     keep_rgb: bool = False,
     density_frame: bool = True,
     mapping_seed: int | None = None,
+    mapping_rule: str | None = None,
 ) -> gym.Env:
     """Build the agent's environment for ``env_id``; see the module docstring for both views.
 
@@ -100,8 +101,9 @@ def make_env(
     (whole grid, default) or "partial" (agent's view), ``n_actions`` to keep the first n actions.
     DeepSea (``DeepSea-{N}-v0``): observation (frame_stack=1, N, N); the Atari and MiniGrid
     arguments do not apply (``n_actions`` and ``view`` other than "full" are rejected).
-    ``mapping_seed`` draws its action mapping (None: the registered one, seed 42 as bsuite's);
-    on every other env it must stay None.
+    ``mapping_seed`` draws its action mapping (None: the registered one, seed 42 as bsuite's) by
+    ``mapping_rule`` ("bsuite", bsuite's draw, or "kit_v1", the kit's before 0.2.0; None: bsuite's);
+    on every other env both must stay None.
 
     The env is seeded with ``seed`` on its first ``reset()``; pass ``reset(seed=...)`` to reseed.
     ``info["density_frame"]`` is present unless ``density_frame=False`` (an agent without a bonus
@@ -113,6 +115,9 @@ def make_env(
     if mapping_seed is not None and not is_deep_sea(env_id):
         raise ValueError(f"{env_id}: mapping_seed draws DeepSea's action mapping; leave it unset (None) on "
                          f"other envs, got {mapping_seed!r}")
+    if mapping_rule is not None and not is_deep_sea(env_id):
+        raise ValueError(f"{env_id}: mapping_rule draws DeepSea's action mapping; leave it unset (None) on "
+                         f"other envs, got {mapping_rule!r}")
     if is_atari(env_id):
         from gymnasium.wrappers import AtariPreprocessing, FrameStackObservation
 
@@ -130,6 +135,7 @@ def make_env(
             raise ValueError(f"{env_id}: DeepSea has 2 actions and one view (the whole grid); "
                              f"leave n_actions and view unset, got n_actions={n_actions!r}, view={view!r}")
         given = {} if mapping_seed is None else {"mapping_seed": mapping_seed}
+        given.update({} if mapping_rule is None else {"mapping_rule": mapping_rule})
         env = gym.make(env_id, **given).unwrapped  # no time limit or checker: N steps end every episode
         if stack > 1:
             from gymnasium.wrappers import FrameStackObservation

@@ -52,7 +52,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         auto = f.default is None
         kw = dict(dest=f.name, default=None, help=helps.get(f.name, ""))
         if f.name in options:
-            kw.update(choices=options[f.name])
+            kw.update(choices=(*options[f.name], AUTO) if auto else options[f.name])
         elif f.type.startswith("bool"):
             if auto:
                 kw.update(type=arg_type("bool", auto=True), metavar="true|false|auto")
@@ -120,6 +120,8 @@ def run_cli(args: argparse.Namespace) -> int:
         return 0
     if start.saved is not None:
         print(f"resuming {cfg.out_dir} at step {start.step} of {cfg.steps}", flush=True)
+        if start.backfill_note():
+            print(start.backfill_note(), flush=True)
     try:
         with RunLock(cfg.out_dir) as lock:
             result = run_loop(cfg, start, not args.no_progress, lock)
@@ -140,6 +142,8 @@ def _report_check(cfg: TrainConfig, start) -> int:
     from pcnn_explore.run.loop import describe
 
     print(describe(cfg))
+    if start.backfill_note():
+        print(start.backfill_note())
     if start.finished:
         plan = f"already ran {start.step} agent steps (--steps {cfg.steps}): a run would do nothing"
     elif start.saved is not None:

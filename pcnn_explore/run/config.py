@@ -15,10 +15,14 @@ from pcnn_explore.checks import SettingError, check_bool, check_choice, check_in
 from pcnn_explore.density import BONUS_MODELS
 from pcnn_explore.profiles import PROFILES, ExperimentSettings
 
-__all__ = ["TrainConfig", "BONUSES", "SCORED_FRAMES", "INT_LOWS", "NUMBER_RANGES", "choices", "RESUMABLE_CHANGES"]
+__all__ = ["TrainConfig", "BONUSES", "SCORED_FRAMES", "INT_LOWS", "NUMBER_RANGES", "choices", "RESUMABLE_CHANGES",
+           "SETTINGS_SINCE", "backfill"]
 
 BONUSES = ("none", *BONUS_MODELS)
 SCORED_FRAMES = ("state", "next_state")
+#: the keys of :data:`pcnn_explore.envs.deep_sea.MAPPING_RULES`, named here so that ``--help`` imports no
+#: gymnasium (a test keeps the two equal)
+MAPPING_RULE_NAMES = ("bsuite", "kit_v1")
 
 #: integer settings -> lowest allowed value (None allowed where the field's default is None)
 INT_LOWS = {"steps": 1, "batch_size": 1, "train_every": 1, "target_update_every": 1, "log_every": 1,
@@ -28,6 +32,7 @@ INT_LOWS = {"steps": 1, "batch_size": 1, "train_every": 1, "target_update_every"
 #: real-valued settings -> (low, high)
 NUMBER_RANGES = {"mmc_beta": (0.0, 1.0), "gamma": (0.0, 1.0), "epsilon_start": (0.0, 1.0),
                  "epsilon_end": (0.0, 1.0), "sticky_actions": (0.0, 1.0), "pg_scale": (0.0, math.inf),
+                 "bonus_scale": (0.0, math.inf),
                  "bonus_fraction": (0.0, 1.0), "novelty_epsilon": (0.0, math.inf),
                  "lr": (1e-12, math.inf), "density_lr": (1e-12, math.inf)}
 #: settings that may change between a run and its resumption (the rest must match the checkpoint)
@@ -35,11 +40,45 @@ RESUMABLE_CHANGES = ("steps", "checkpoint_every", "device", "out_dir", "log_ever
                      "bonus_thread", "stop_when_solved")
 
 
+def _on_deep_sea(saved: dict) -> bool:
+    env = saved.get("env")
+    return isinstance(env, str) and env.startswith("DeepSea-")
+
+
+#: settings added after a checkpoint format -> the value that reproduces what a run saved before the
+#: setting existed did (a callable: of the saved settings). A checkpoint or settings file without one
+#: of them is resumed with this value (:func:`backfill`), so an older run continues on its own task
+#: and with its own bonus; settings whose old behaviour depends on the env say so.
+SETTINGS_SINCE: dict[str, Any] = {
+    # the paper's bonus form of each density model came with 0.2.0; before, every model ran with
+    # c = 0.1 decayed as n^-1/2 and r+ = PC^-1/2
+    "pg_scale": 0.1,
+    "pg_schedule": "inverse_sqrt",
+    "bonus_scale": 1.0,
+    # before novelty-scaled exploration existed: the paper's epsilon-greedy
+    "novelty_epsilon": 0.0,
+    # DeepSea before the mapping seed was a setting ran on mapping seed 0; before 0.2.0 its mapping
+    # was the kit's default_rng draw (kit_v1), not bsuite's; other envs have neither (auto)
+    "mapping_seed": lambda saved: 0 if _on_deep_sea(saved) else None,
+    "mapping_rule": lambda saved: "kit_v1" if _on_deep_sea(saved) else None,
+}
+
+
+def backfill(saved: dict) -> tuple[dict, dict]:
+    """``(settings, filled)``: the saved settings with every :data:`SETTINGS_SINCE` setting they lack
+    set to the value that reproduces their version's behaviour, and ``filled`` (name -> value) the
+    settings that were missing. ``saved`` is not changed."""
+    filled = {name: (value(saved) if callable(value) else value)
+              for name, value in SETTINGS_SINCE.items() if name not in saved}
+    return {**saved, **filled}, filled
+
+
 def choices() -> dict[str, tuple[str, ...]]:
     """Settings with a fixed set of values -> the values."""
     from pcnn_explore.names import AGENTS, NETWORKS, OPTIMIZERS, RUNNING_EPISODE_POLICIES, SCHEDULES
 
     return {"agent": AGENTS, "bonus": BONUSES, "pg_schedule": tuple(SCHEDULES), "scored_frame": SCORED_FRAMES,
+            "mapping_rule": MAPPING_RULE_NAMES,
             "running_episode": tuple(RUNNING_EPISODE_POLICIES), "optimizer": tuple(OPTIMIZERS),
             "network": NETWORKS, "view": ("full", "partial"), "profile": PROFILES}
 
@@ -54,11 +93,12 @@ class TrainConfig(ExperimentSettings):
     env: str = "MiniGrid-Empty-5x5-v0"  # ALE/<Game>-v5, a MiniGrid-* id or DeepSea-N-v0, e.g. ALE/MontezumaRevenge-v5
     agent: str = "dqn"  # dqn (the paper's DQN, with MMC where mmc_beta > 0) or reactor (Retrace actor-critic, Sec. 4.2)
     bonus: str = "none"  # density model of the pseudo-count bonus, or none
-    mmc_beta: float | None = None  # beta of the mixed Monte Carlo target; auto: 0.1 with a bonus, 0 without (the paper's; DeepSea: 0.5 with a bonus, the kit's)
-    pg_scale: float = 0.1  # c in r+ = (exp(c n^-1/2 PG+) - 1)^1/2
-    pg_schedule: str = "inverse_sqrt"  # decay of c over density-model updates n (inverse_sqrt: the paper's; DeepSea's default constant, the kit's)
+    mmc_beta: float | None = None  # beta of the mixed Monte Carlo target; auto: 0.1 for a DQN with a bonus (the paper's, Sec. 4.1, on every env), 0 without (the kit's DeepSea variant: 0.5)
+    pg_scale: float | None = None  # c, the scale of the prediction gain in the pseudo-count PC = 1 / (exp(c_n PG+) - 1), c_n = c decay(n); auto: the paper's form of the density model (pixelcnn 0.1; cts, convcts 1)
+    pg_schedule: str | None = None  # decay of c over density-model updates n; auto: the paper's form of the density model (pixelcnn inverse_sqrt, c n^-1/2; cts, convcts constant: CTS decays its PG on its own)
+    bonus_scale: float | None = None  # beta in r+ = beta PC^-1/2, the bonus added to the reward (reward units; 0: none, the density model still gives pseudo-counts); auto: the paper's form of the density model (pixelcnn 1; cts, convcts 0.05, Bellemare et al. 2016's)
     bonus_fraction: float | None = None  # share of agent steps, drawn at random (seeded), on which the density model is updated and r+ added (auto: 1 for dqn, 0.25 for reactor, as in the paper)
-    scored_frame: str = "state"  # the frame the density model scores each step: the state acted in (Bellemare et al. 2016's; the paper says only that the density model receives a single frame), or the next state (DeepSea's default, the kit's)
+    scored_frame: str = "state"  # the frame the density model scores each step: the state acted in (Bellemare et al. 2016's, the default on every env; the paper says only that the density model receives a single frame), or the next state (the kit's DeepSea variant)
     intrinsic_only: bool = False  # learn from r+ alone (the extrinsic return is still logged)
     double_q: bool = False  # double Q-learning (the paper: regular Q-learning)
     running_episode: str = "paper"  # MC return of the running episode's transitions: 0 (paper) or sample finished episodes only
@@ -83,13 +123,14 @@ class TrainConfig(ExperimentSettings):
     epsilon_start: float = 1.0  # exploration rate at step 0
     epsilon_end: float = 0.05  # exploration rate after the decay
     epsilon_decay_steps: int = 20_000  # agent steps of the linear epsilon decay
-    novelty_epsilon: float = 0.0  # kappa of the kit's novelty-scaled exploration: act at random with probability max(epsilon, min(1, kappa (N + 1)^-1/2)), N the pseudo-count of the state acted in when it was reached (needs scored_frame next_state); 0: the paper's epsilon-greedy (DeepSea's default 1 for a DQN with a bonus, the kit's)
+    novelty_epsilon: float = 0.0  # kappa of the kit's novelty-scaled exploration: act at random with probability max(epsilon, min(1, kappa (N + 1)^-1/2)), N the pseudo-count of the state acted in when it was reached (needs a bonus model, agent dqn and scored_frame next_state; bonus_scale 0 allowed); 0: the paper's epsilon-greedy, the default on every env (the kit's DeepSea variant: 1)
     # environment (see pcnn_explore.envs.make_env)
     sticky_actions: float = 0.25  # Atari: probability of repeating the previous action (paper preset: 0)
     terminal_on_life_loss: bool = False  # Atari: end the episode when a life is lost
     tile_size: int = 4  # MiniGrid: pixels per grid cell
     stop_when_solved: bool = False  # DeepSea: end the run at the first episode end where bsuite's rule holds (bad episodes so far / episodes < 0.9); a resume or a larger steps then runs nothing more (turn it off to train on); other envs: leave off
     mapping_seed: int | None = None  # DeepSea: seed of the action mapping (auto: 42, bsuite's); other envs: leave at auto
+    mapping_rule: str | None = None  # DeepSea: the action-mapping draw, bsuite (bsuite's deep_sea) or kit_v1 (the kit's draw before 0.2.0, only to resume older runs); auto: bsuite; other envs: leave at auto
     view: str = "full"  # MiniGrid: the whole grid, or the agent's partial view
     frame_stack: int | None = None  # frames per observation (auto: 4 on Atari, 1 on MiniGrid)
     n_actions: int | None = None  # MiniGrid: keep only the first n actions (auto: all)
@@ -117,14 +158,11 @@ class TrainConfig(ExperimentSettings):
     @classmethod
     def preset(cls, profile: str, **overrides: Any) -> "TrainConfig":
         """The profile's preset, then the env's own defaults (``pcnn_explore.envs.env_defaults``:
-        e.g. DeepSea's short exploration schedule), then ``overrides`` (None: not given).
+        DeepSea's scale adaptations of the DQN schedule), then ``overrides`` (None: not given).
 
-        On DeepSea (where env_defaults apply) an auto ``mmc_beta`` of a DQN with a bonus resolves to
-        ``pcnn_explore.envs.DEEP_SEA_MMC_BETA`` (the kit's 0.5) instead of the paper's 0.1, and, where
-        the next state is scored, an unset ``novelty_epsilon`` to
-        ``pcnn_explore.deep_sea.DEEP_SEA_NOVELTY_EPSILON`` (the kit's 1) instead of 0."""
-        from pcnn_explore.envs.deep_sea import DEEP_SEA_NOVELTY_EPSILON
-        from pcnn_explore.envs import DEEP_SEA_MMC_BETA, env_defaults, is_deep_sea
+        Every auto setting then resolves as on any env (``__post_init__``): the paper's method, with
+        the paper's bonus form of the density model (:data:`pcnn_explore.bonus.PAPER_BONUS_FORM`)."""
+        from pcnn_explore.envs import env_defaults
 
         env = overrides.get("env") or cls.env
         try:
@@ -132,13 +170,6 @@ class TrainConfig(ExperimentSettings):
         except ValueError:
             defaults = {}  # an unknown env id: validation names it below
         given = {k: v for k, v in overrides.items() if v is not None}
-        count_based_dqn = (defaults and is_deep_sea(env) and given.get("bonus", cls.bonus) != "none"
-                           and given.get("agent", cls.agent) == "dqn")
-        if count_based_dqn and "mmc_beta" not in given:
-            defaults["mmc_beta"] = DEEP_SEA_MMC_BETA
-        if (count_based_dqn and "novelty_epsilon" not in given
-                and given.get("scored_frame", defaults.get("scored_frame")) == "next_state"):
-            defaults["novelty_epsilon"] = DEEP_SEA_NOVELTY_EPSILON
         return super().preset(profile, **{**defaults, **given})
 
     def __post_init__(self) -> None:
@@ -148,11 +179,22 @@ class TrainConfig(ExperimentSettings):
             self.mmc_beta = 0.0 if self.bonus == "none" or self.agent == "reactor" else 0.1
         if self.bonus_fraction is None:
             self.bonus_fraction = 0.25 if self.agent == "reactor" else 1.0
-        if self.mapping_seed is None and isinstance(self.env, str) and self.env.startswith("DeepSea-"):
-            from pcnn_explore.envs.deep_sea import DEFAULT_MAPPING_SEED, deep_sea_size
+        if None in (self.pg_scale, self.pg_schedule, self.bonus_scale):
+            # the paper's form of the density model: PixelCNN c = 0.1 n^-1/2, beta 1 (Sec. 3.3, 4);
+            # CTS c = 1 constant, beta 0.05 (see PAPER_BONUS_FORM for the sources and assumptions)
+            from pcnn_explore.bonus import PAPER_BONUS_FORM
+
+            form = PAPER_BONUS_FORM.get(self.bonus) if isinstance(self.bonus, str) else None
+            if form is not None:
+                self.pg_scale = form["scale"] if self.pg_scale is None else self.pg_scale
+                self.pg_schedule = form["schedule"] if self.pg_schedule is None else self.pg_schedule
+                self.bonus_scale = form["beta"] if self.bonus_scale is None else self.bonus_scale
+        if isinstance(self.env, str) and self.env.startswith("DeepSea-"):
+            from pcnn_explore.envs.deep_sea import DEFAULT_MAPPING_RULE, DEFAULT_MAPPING_SEED, deep_sea_size
 
             if deep_sea_size(self.env) is not None:
-                self.mapping_seed = DEFAULT_MAPPING_SEED
+                self.mapping_seed = DEFAULT_MAPPING_SEED if self.mapping_seed is None else self.mapping_seed
+                self.mapping_rule = DEFAULT_MAPPING_RULE if self.mapping_rule is None else self.mapping_rule
         self.validate()
 
     @property
@@ -168,7 +210,8 @@ class TrainConfig(ExperimentSettings):
         from pcnn_explore.envs import check_env_id
 
         for name, options in choices().items():
-            check_choice(name, getattr(self, name), options)
+            if not (name == "mapping_rule" and self.mapping_rule is None):  # auto off DeepSea
+                check_choice(name, getattr(self, name), options)
         try:
             check_env_id(self.env)
         except ValueError as e:
@@ -184,6 +227,9 @@ class TrainConfig(ExperimentSettings):
         if self.mapping_seed is not None and not self.env.startswith("DeepSea-"):
             raise SettingError(f"{{mapping_seed}} ({self.mapping_seed}) draws DeepSea's action mapping and "
                                f"{self.env} has none: leave {{mapping_seed}} unset (auto) on this env")
+        if self.mapping_rule is not None and not self.env.startswith("DeepSea-"):
+            raise SettingError(f"{{mapping_rule}} ({self.mapping_rule}) draws DeepSea's action mapping and "
+                               f"{self.env} has none: leave {{mapping_rule}} unset (auto) on this env")
         if self.stop_when_solved and not self.env.startswith("DeepSea-"):
             raise SettingError(f"{{stop_when_solved}} stops at bsuite's deep-sea rule, which {self.env} has not: "
                                "turn {stop_when_solved} off on this env")
@@ -198,9 +244,13 @@ class TrainConfig(ExperimentSettings):
                                python={"intrinsic_only": "intrinsic_only=True", "bonus": "a bonus: set bonus to "
                                        + " or ".join(BONUS_MODELS)},
                                cli={"bonus": "--bonus " + "|".join(BONUS_MODELS)})
+        if self.intrinsic_only and not self.bonus_scale:
+            raise SettingError("{intrinsic_only} learns from r+ = beta PC^-1/2 alone, and {bonus_scale} 0 makes it 0: "
+                               "set {bonus_scale} above 0 (auto: the paper's form of the density model)")
         if self.novelty_epsilon and (self.bonus == "none" or self.agent != "dqn" or self.scored_frame != "next_state"):
             raise SettingError(f"{{novelty_epsilon}} {self.novelty_epsilon} scales DQN's exploration by the pseudo-count "
-                               "of the state reached, which needs a bonus, {agent} dqn and {scored_frame} next_state "
+                               "of the state reached, which needs a bonus model ({bonus_scale} 0 allowed), {agent} dqn and "
+                               "{scored_frame} next_state "
                                f"(here: bonus {self.bonus}, agent {self.agent}, scored frame {self.scored_frame}): "
                                "set {novelty_epsilon} 0 or change those")
         self._validate_env_fit()

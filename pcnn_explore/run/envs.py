@@ -124,5 +124,5 @@ def make_pool(cfg) -> EnvPool:
     make = partial(make_env, cfg.env, cfg.seed, sticky_actions=cfg.sticky_actions,
                    terminal_on_life_loss=cfg.terminal_on_life_loss, frame_stack=cfg.frame_stack,
                    tile_size=cfg.tile_size, view=cfg.view, n_actions=cfg.n_actions, density_frame=cfg.bonus != "none",
-                   mapping_seed=cfg.mapping_seed)
+                   mapping_seed=cfg.mapping_seed, mapping_rule=cfg.mapping_rule)
     return EnvPool(make, cfg.num_envs, in_process=not is_atari(cfg.env))

@@ -41,14 +41,18 @@ class Policy:
     @property
     def env_kwargs(self) -> dict:
         """The settings :func:`pcnn_explore.envs.make_env` rebuilds the trained env with; DeepSea's
-        mapping seed too (settings saved before it was recorded ran on mapping seed 0)."""
+        mapping seed and mapping rule too (settings saved before they were recorded ran on mapping seed
+        0, and before 0.2.0 on the kit's ``kit_v1`` draw: :data:`pcnn_explore.run.config.SETTINGS_SINCE`)."""
         from pcnn_explore.envs import is_deep_sea
 
         c = self.config
         kwargs = dict(sticky_actions=c["sticky_actions"], terminal_on_life_loss=c["terminal_on_life_loss"],
                       frame_stack=c["frame_stack"], tile_size=c["tile_size"], view=c["view"], n_actions=c["n_actions"])
         if is_deep_sea(c["env"]):
-            kwargs["mapping_seed"] = c.get("mapping_seed", 0)
+            from pcnn_explore.run.config import backfill
+
+            filled, _ = backfill(c)
+            kwargs["mapping_seed"], kwargs["mapping_rule"] = filled["mapping_seed"], filled["mapping_rule"]
         return kwargs
 
     def make_env(self, seed: int = 0, keep_rgb: bool = True):

@@ -13,7 +13,7 @@ import numpy as np
 from pcnn_explore.checkpoint import CorruptFile, load, read_meta
 from pcnn_explore.checks import RunError
 from pcnn_explore.run.checkpoints import CHECKPOINT, FORMAT
-from pcnn_explore.run.config import RESUMABLE_CHANGES, TrainConfig
+from pcnn_explore.run.config import RESUMABLE_CHANGES, TrainConfig, backfill
 from pcnn_explore.run.log import LOG
 
 __all__ = ["RunError", "Resume", "open_run", "resume_settings", "episode_seed"]
@@ -34,6 +34,15 @@ class Resume:
     step: int = 0
     finished: bool = False
     stamp: tuple | None = None  # (inode, bytes, mtime ns) of the checkpoint read: unchanged when the run locks its folder
+    backfilled: dict | None = None  # settings the checkpoint lacked (saved before they existed) -> the values used
+
+    def backfill_note(self) -> str | None:
+        """One line naming the settings back-filled for an older checkpoint (None: none were)."""
+        if not self.backfilled:
+            return None
+        named = ", ".join(f"{k}={'auto' if v is None else v}" for k, v in self.backfilled.items())
+        return (f"the checkpoint was saved before these settings existed; resuming with the values its version "
+                f"used: {named}")
 
     def check_unchanged(self, out_dir: str | os.PathLike) -> None:
         """Raise :class:`RunError` when ``out_dir`` changed since :func:`open_run` looked (another run
@@ -109,27 +118,39 @@ def open_run(cfg: TrainConfig, resume: bool) -> Resume:
     if not ok:
         raise RunError(f"cannot resume: {ckpt} is not a readable pcnn-explore checkpoint ({reason}); "
                        "start a fresh run with another --out")
-    _check_resumable(saved["config"], cfg)
+    filled = _check_resumable(saved["config"], cfg)
     step = int(saved["step"])
     if step < cfg.steps:
         _check_writable(out)
-    return Resume(saved=saved, step=step, finished=step >= cfg.steps, stamp=stamp)
+    return Resume(saved=saved, step=step, finished=step >= cfg.steps, stamp=stamp, backfilled=filled)
 
 
 def resume_settings(out_dir: str | os.PathLike) -> dict | None:
     """The settings stored with the checkpoint in ``out_dir`` (read from its header, cheaply; None
-    if there is no readable one: :func:`open_run` then says why)."""
+    if there is no readable one: :func:`open_run` then says why), each setting added since the
+    checkpoint was written set to the value that reproduces its version
+    (:func:`pcnn_explore.run.config.backfill`)."""
     meta = read_meta(Path(out_dir) / CHECKPOINT)
     config = meta.get("config") if meta else None
-    return dict(config) if isinstance(config, dict) else None
+    return backfill(dict(config))[0] if isinstance(config, dict) else None
 
 
-def _check_resumable(saved: dict, cfg: TrainConfig) -> None:
+def _check_resumable(saved: dict, cfg: TrainConfig) -> dict:
+    """Raise :class:`RunError` unless ``cfg`` is the checkpoint's settings ``saved`` (up to
+    :data:`RESUMABLE_CHANGES`); settings the checkpoint lacks take their
+    :data:`~pcnn_explore.run.config.SETTINGS_SINCE` values. Returns those (name -> value)."""
     now = cfg.to_dict()
-    if "mapping_seed" not in saved and isinstance(saved.get("env"), str) and saved["env"].startswith("DeepSea-"):
-        saved = {**saved, "mapping_seed": 0}  # saved before the setting existed: DeepSea ran on mapping seed 0
+    saved, filled = backfill(saved)
     diff = sorted(k for k in now if k not in RESUMABLE_CHANGES and saved.get(k) != now[k])
+    if diff == ["mapping_rule"]:
+        then = saved["mapping_rule"]
+        raise RunError(f"cannot resume {cfg.out_dir}: its checkpoint ran DeepSea's {then} action mapping and "
+                       f"{{mapping_rule}} {now['mapping_rule']} was asked: {{fix}} to resume, or choose another "
+                       "{out_dir} for a fresh run",
+                       python={"mapping_rule": "mapping_rule", "fix": f"set mapping_rule={then!r}"},
+                       cli={"fix": f"leave --mapping-rule unset (the checkpoint's {then})"})
     if diff:
         detail = ", ".join(f"{{{k}}}: checkpoint {saved.get(k)!r} vs now {now[k]!r}" for k in diff)
         raise RunError(f"cannot resume {cfg.out_dir}: settings differ from the checkpoint's ({detail}); "
                        "use the checkpoint's settings or another --out")
+    return filled
