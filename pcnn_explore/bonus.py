@@ -5,8 +5,10 @@ All log-probabilities are natural logarithms (nats). With rho = rho_n(x) and rho
 - prediction gain        PG = log rho' - log rho
 - pseudo-count (exact)   N  = rho (1 - rho') / (rho' - rho)
 - its approximation      N ~ 1 / (e^PG - 1)
-- the paper's bonus      r+ = N^-1/2 with N = 1 / (e^{c_n PG+} - 1), i.e.
-                         r+ = sqrt(expm1(c_n * max(PG, 0))),  c_n = c * n^-1/2 (default c = 0.1)
+- the paper's bonus      r+ = beta N^-1/2 with N = 1 / (e^{c_n PG+} - 1), i.e.
+                         r+ = beta sqrt(expm1(c_n * max(PG, 0))),  c_n = c * n^-1/2
+                         (reward units; PixelCNN: c = 0.1, beta = 1, the paper's; each density
+                         model's form: :data:`PAPER_BONUS_FORM`)
 
 ``n`` counts density-model updates, starting at 1 with the first update (never 0). Everything is
 computed in log space or with expm1/log1p, so no PG, however large or small, overflows or
@@ -26,6 +28,38 @@ from typing import Any, Callable
 import numpy as np
 
 from pcnn_explore.names import SCHEDULES
+
+#: the bonus form of each density model, as the paper (or its source) uses it: ``scale`` is c and
+#: ``schedule`` its decay over density-model updates n (c_n = c * decay(n)), ``beta`` the factor of
+#: the bonus r+ = beta * PC^-1/2 (reward units), PC = 1 / (exp(c_n PG+) - 1). ``TrainConfig``'s
+#: auto ``pg_scale``, ``pg_schedule`` and ``bonus_scale`` resolve to the entry of its ``bonus``.
+PAPER_BONUS_FORM: dict[str, dict[str, Any]] = {
+    # PixelCNN: "PG decay c_n = c * n^-1/2 obtains the best exploration results ... c = 0.1" (paper
+    # Sec. 3.3, Computing the Pseudo-Count, and appendix A: "0.1 n^-1/2"); the reward is
+    # r + PC^-1/2 (paper Sec. 4, Exploration in Atari 2600 Games): beta = 1
+    "pixelcnn": {"scale": 0.1, "schedule": "inverse_sqrt", "beta": 1.0},
+    # the same PixelCNN with a per-position bias (the kit's variant of the paper's model): its form
+    "pixelcnn_pos": {"scale": 0.1, "schedule": "inverse_sqrt", "beta": 1.0},
+    # CTS (and the kit's ConvCTS, a CTS of the same count-based family): the paper applies c_n to
+    # PixelCNN only, whose learning rate schedule cannot give PG decay (b); CTS meets (b), PG
+    # decaying as n^-1, on its own (an inference: the paper says c_n replaces PG "instead" of a
+    # learning-rate schedule for PixelCNN), so no c_n: c = 1, constant. beta = 0.05 is a declared
+    # assumption: the paper states no scale for its CTS agents; Bellemare et al. (2016) used
+    # beta = 0.05 with r+ = beta (N + 0.01)^-1/2 (the kit keeps the paper's PC^-1/2, without 0.01)
+    "cts": {"scale": 1.0, "schedule": "constant", "beta": 0.05},
+    "convcts": {"scale": 1.0, "schedule": "constant", "beta": 0.05},
+    # the tabular model (exact counts, learning-positive): CTS's form, for the same reasons
+    "empirical": {"scale": 1.0, "schedule": "constant", "beta": 0.05},
+    # no bonus: the PixelCNN form (unused)
+    "none": {"scale": 0.1, "schedule": "inverse_sqrt", "beta": 1.0},
+}
+
+
+def paper_bonus_form(model: str) -> dict[str, Any]:
+    """A copy of :data:`PAPER_BONUS_FORM`'s entry of ``model`` (ValueError naming the choices)."""
+    if model not in PAPER_BONUS_FORM:
+        raise ValueError(f"no bonus form for density model {model!r}: choose one of {', '.join(PAPER_BONUS_FORM)}")
+    return dict(PAPER_BONUS_FORM[model])
 
 
 # --------------------------------------------------------------------------------------------
@@ -128,13 +162,27 @@ def pg_decay(n, schedule: str = "inverse_sqrt"):
     return _elementwise(lambda v: _pg_decay(v, schedule), n)
 
 
-def exploration_bonus(pg, n, scale: float = 0.1, schedule: str = "inverse_sqrt"):
-    """The paper's bonus r+ = sqrt(expm1(scale * decay(n) * max(PG, 0))) (reward units).
+def _check_beta(beta) -> float:
+    if isinstance(beta, bool) or not (isinstance(beta, (int, float, np.floating)) and math.isfinite(beta)
+                                      and beta >= 0):
+        raise ValueError(f"beta (bonus_scale) must be a finite number >= 0, got {beta!r}")
+    return float(beta)
 
-    ``pg`` in nats, ``n`` the number of model updates so far (>= 1). No overflow: a scaled PG
-    beyond ~1419 nats gives +inf, the true value beyond the float range.
+
+def _times(beta: float, bonus: float) -> float:
+    """beta * bonus, with beta = 0 giving 0 even where the bonus is +inf."""
+    return 0.0 if beta == 0.0 else beta * bonus
+
+
+def exploration_bonus(pg, n, scale: float = 0.1, schedule: str = "inverse_sqrt", beta: float = 1.0):
+    """The paper's bonus r+ = beta * sqrt(expm1(scale * decay(n) * max(PG, 0))) (reward units).
+
+    ``pg`` in nats, ``n`` the number of model updates so far (>= 1); ``beta`` >= 0 (1: the paper's
+    PixelCNN form; 0: no bonus). No overflow: a scaled PG beyond ~1419 nats gives +inf (times a
+    positive beta), the true value beyond the float range.
     """
-    return _elementwise(lambda p, m: _exploration_bonus(p, m, float(scale), schedule), pg, n)
+    beta = _check_beta(beta)
+    return _elementwise(lambda p, m: _times(beta, _exploration_bonus(p, m, float(scale), schedule)), pg, n)
 
 
 # --------------------------------------------------------------------------------------------
@@ -147,7 +195,8 @@ class BonusRecord:
     """What one ``PseudoCountBonus.step`` computed. Log-probabilities and PG in nats.
 
     ``pseudo_count`` is the exact pseudo-count of the (unscaled) model; ``scaled_pseudo_count``
-    is the count the bonus uses, 1 / (e^{c_n PG+} - 1), so ``bonus == scaled_pseudo_count ** -0.5``.
+    is the count the bonus uses, 1 / (e^{c_n PG+} - 1); ``bonus`` is the reward actually added,
+    beta * scaled_pseudo_count ** -0.5 (reward units; beta = 1: ``scaled_pseudo_count ** -0.5``).
     """
 
     n: int
@@ -162,11 +211,13 @@ class BonusRecord:
 class PseudoCountBonus:
     """Trains ``model`` on each scored frame and turns its prediction gain into a bonus.
 
-    ``scale`` is c, ``schedule`` the PG decay ("inverse_sqrt": c n^-1/2, the paper's; "inverse";
-    "constant"). ``step(frame)`` trains the model exactly once on a density frame (H, W) uint8.
+    ``scale`` is c, ``schedule`` the PG decay ("inverse_sqrt": c n^-1/2, the paper's PixelCNN form;
+    "inverse"; "constant"), ``beta`` the factor of the bonus, r+ = beta PC^-1/2 (reward units; 0: the
+    model still trains and gives pseudo-counts, no bonus). Each model's form in the paper:
+    :data:`PAPER_BONUS_FORM`. ``step(frame)`` trains the model exactly once on a density frame (H, W) uint8.
     """
 
-    def __init__(self, model, scale: float = 0.1, schedule: str = "inverse_sqrt"):
+    def __init__(self, model, scale: float = 0.1, schedule: str = "inverse_sqrt", beta: float = 1.0):
         if schedule not in SCHEDULES:
             raise ValueError(f"unknown PG schedule {schedule!r}: choose one of {', '.join(SCHEDULES)}")
         if not (isinstance(scale, (int, float)) and math.isfinite(scale) and scale >= 0):
@@ -174,6 +225,7 @@ class PseudoCountBonus:
         self.model = model
         self.scale = float(scale)
         self.schedule = schedule
+        self.beta = _check_beta(beta)
         self.n = 0  # model updates made through this object
 
     def step(self, frame: np.ndarray) -> BonusRecord:
@@ -188,17 +240,19 @@ class PseudoCountBonus:
             prediction_gain=pg,
             pseudo_count=_pseudo_count(log_rho, log_rho_prime),
             scaled_pseudo_count=_pseudo_count_from_pg(scaled),
-            bonus=_bonus_from_scaled_pg(scaled),
+            bonus=_times(self.beta, _bonus_from_scaled_pg(scaled)),
         )
 
     def state_dict(self) -> dict:
-        return {"model": self.model.state_dict(), "n": self.n, "scale": self.scale, "schedule": self.schedule}
+        return {"model": self.model.state_dict(), "n": self.n, "scale": self.scale, "schedule": self.schedule,
+                "beta": self.beta}
 
     def load_state_dict(self, state: dict) -> None:
         self.model.load_state_dict(state["model"])
         self.n = int(state["n"])
         self.scale = float(state["scale"])
         self.schedule = str(state["schedule"])
+        self.beta = float(state.get("beta", 1.0))  # states saved before beta existed: r+ = PC^-1/2
 
 
 # --------------------------------------------------------------------------------------------

@@ -125,6 +125,73 @@ def test_pseudo_count_bonus_records():
     assert r3.bonus == pytest.approx(r3.scaled_pseudo_count ** -0.5)
 
 
+def test_beta_scales_the_bonus_added_to_the_reward():
+    # r+ = beta * PC^-1/2: PG = log 16 at n = 1, c = 1 constant: PC^-1/2 = sqrt(15); CTS's beta 0.05
+    assert exploration_bonus(math.log(16), 1, scale=1.0, schedule="constant", beta=0.05) == pytest.approx(
+        0.05 * math.sqrt(15.0), rel=1e-15)
+    assert exploration_bonus(math.log(5), 1, scale=1.0, schedule="constant", beta=0.05) == pytest.approx(0.1)
+    assert exploration_bonus(math.inf, 1, 1.0, "constant", beta=0.0) == 0.0  # beta 0: none, even for PG = inf
+    a, b = frames_2x2([0, 0, 0, 0], [1, 1, 1, 1])
+    bonus = PseudoCountBonus(EmpiricalDensity(2, 2, 2), scale=1.0, schedule="constant", beta=0.05)
+    r1 = bonus.step(a)
+    assert r1.bonus == pytest.approx(0.05 * math.sqrt(15.0)) and r1.scaled_pseudo_count == pytest.approx(1 / 15)
+    assert r1.bonus == pytest.approx(0.05 * r1.scaled_pseudo_count ** -0.5)
+    zero = PseudoCountBonus(EmpiricalDensity(2, 2, 2), scale=1.0, beta=0.0)
+    r0, r_unseen, r_again = zero.step(a), zero.step(b), zero.step(a)
+    assert r0.bonus == 0.0 and r0.scaled_pseudo_count == pytest.approx(1 / 15)
+    assert r_unseen.bonus == 0.0 and r_unseen.pseudo_count == 0.0  # PG = inf: 0, not NaN
+    assert r_again.bonus == 0.0 and r_again.pseudo_count == pytest.approx(1.0)  # the model still trains and counts
+    for bad in (-0.1, math.inf, math.nan, True, "1"):
+        with pytest.raises(ValueError, match="beta .bonus_scale. must be a finite number >= 0"):
+            PseudoCountBonus(EmpiricalDensity(2, 2, 2), beta=bad)
+
+
+def test_a_bonus_state_saved_before_beta_existed_loads_with_beta_1():
+    a = PseudoCountBonus(EmpiricalDensity(2, 2, 2), scale=1.0, beta=0.05)
+    state = a.state_dict()
+    assert state["beta"] == 0.05
+    del state["beta"]  # as PseudoCountBonus.state_dict wrote it before 0.2.0
+    b = PseudoCountBonus(EmpiricalDensity(2, 2, 2), beta=0.05)
+    b.load_state_dict(state)
+    assert b.beta == 1.0
+
+
+def test_the_papers_bonus_form_of_each_density_model_is_the_auto_setting():
+    from pcnn_explore.bonus import PAPER_BONUS_FORM
+    from pcnn_explore.density import BONUS_MODELS
+    from pcnn_explore.run.config import TrainConfig
+
+    assert PAPER_BONUS_FORM["pixelcnn"] == PAPER_BONUS_FORM["pixelcnn_pos"] == {
+        "scale": 0.1, "schedule": "inverse_sqrt", "beta": 1.0}  # paper Sec. 3.3 and 4
+    assert PAPER_BONUS_FORM["cts"] == PAPER_BONUS_FORM["convcts"] == PAPER_BONUS_FORM["empirical"] == {
+        "scale": 1.0, "schedule": "constant", "beta": 0.05}  # no c_n; Bellemare et al. 2016's beta
+    assert set(BONUS_MODELS) | {"none"} <= set(PAPER_BONUS_FORM)
+    want = {"pixelcnn": (0.1, "inverse_sqrt", 1.0), "pixelcnn_pos": (0.1, "inverse_sqrt", 1.0),
+            "cts": (1.0, "constant", 0.05), "convcts": (1.0, "constant", 0.05), "none": (0.1, "inverse_sqrt", 1.0)}
+    for env in ("DeepSea-10-v0", "MiniGrid-Empty-5x5-v0"):
+        for model, form in want.items():
+            cfg = TrainConfig.preset("study", env=env, bonus=model)
+            assert (cfg.pg_scale, cfg.pg_schedule, cfg.bonus_scale) == form, (env, model)
+    # explicit values win, one at a time
+    cfg = TrainConfig.preset("study", env="DeepSea-10-v0", bonus="cts", pg_scale=0.1)
+    assert (cfg.pg_scale, cfg.pg_schedule, cfg.bonus_scale) == (0.1, "constant", 0.05)
+    cfg = TrainConfig.preset("smoke", env="DeepSea-10-v0", bonus="pixelcnn", pg_schedule="constant", bonus_scale=0.0)
+    assert (cfg.pg_scale, cfg.pg_schedule, cfg.bonus_scale) == (0.1, "constant", 0.0)
+
+
+def test_a_run_builds_its_bonus_with_the_resolved_form():
+    from pcnn_explore.run.config import TrainConfig
+    from pcnn_explore.run.loop import build
+
+    for model, form in (("cts", (1.0, "constant", 0.05)), ("pixelcnn", (0.1, "inverse_sqrt", 1.0))):
+        envs, _, bonus = build(TrainConfig.preset("smoke", env="DeepSea-5-v0", bonus=model))
+        envs.close()
+        assert (bonus.scale, bonus.schedule, bonus.beta) == form, model
+    envs, _, bonus = build(TrainConfig.preset("smoke", env="DeepSea-5-v0", bonus="cts", bonus_scale=0.0))
+    envs.close()
+    assert bonus.beta == 0.0
+
+
 def test_pseudo_count_bonus_state_round_trip():
     frames = frames_2x2([0, 1, 0, 1], [1, 0, 1, 0], [0, 1, 0, 1])
     a = PseudoCountBonus(EmpiricalDensity(2, 2, 2))

@@ -47,7 +47,11 @@ def test_train_check_prints_the_resolved_settings_and_creates_nothing(tmp_path, 
     cfg = TrainConfig.preset("study", env="DeepSea-10-v0", bonus="cts", steps=2000, out_dir=str(out))
     assert stdout == describe(cfg) + f"\ncheck passed: a run would start afresh in {out}, 2000 agent steps; " \
                                      "nothing was written\n"
-    assert "mmc_beta=0.5" in stdout and "mapping_seed=42" in stdout  # DeepSea's own defaults, resolved
+    assert "mapping_seed=42" in stdout and "mapping_rule=bsuite" in stdout  # DeepSea's own, resolved
+    # the paper's method (MMC 0.1 since 0.2.0, the kit's 0.5 before) and CTS's bonus form, resolved
+    text = " ".join(stdout.split())
+    assert all(f" {kv} " in f" {text} " for kv in ("mmc_beta=0.1", "pg_scale=1.0", "pg_schedule=constant",
+                                                   "bonus_scale=0.05", "scored_frame=state", "novelty_epsilon=0.0"))
     assert os.listdir(tmp_path) == []
 
 

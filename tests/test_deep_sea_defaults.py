@@ -1,4 +1,5 @@
-"""DeepSea's training defaults: the kit's choices, how they resolve, and that the paper's stay selectable."""
+"""DeepSea's training defaults: its scale adaptations only, the paper's method, and the kit's variant
+selectable by name."""
 from __future__ import annotations
 
 import subprocess
@@ -15,50 +16,61 @@ from pcnn_explore.run.config import TrainConfig
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def test_deep_sea_defaults_are_the_kits_measured_choices():
+def test_deep_sea_defaults_are_its_scale_adaptations_only():
     assert env_defaults("DeepSea-14-v0") == {
-        "scored_frame": "next_state", "pg_scale": 0.1, "pg_schedule": "constant", "train_every": 2,
-        "target_update_every": 50, "epsilon_decay_steps": 2_000, "epsilon_end": 0.01, "learning_starts": 500,
-        "lr": 1e-3}
+        "train_every": 2, "target_update_every": 50, "epsilon_decay_steps": 2_000, "epsilon_end": 0.01,
+        "learning_starts": 500, "optimizer": "adam", "lr": 1e-3}
     assert env_defaults("DeepSea-14-v0") is not DEEP_SEA_DEFAULTS  # a copy: callers cannot change the table
-    assert DEEP_SEA_MMC_BETA == 0.5
+    assert DEEP_SEA_MMC_BETA == 0.5  # the kit's named addition, applied by no default
     assert env_defaults("DeepSea-14-v0", "paper") == env_defaults("DeepSea-14-v0")
     assert env_defaults("DeepSea-14-v0", "smoke") == {} and env_defaults("MiniGrid-Empty-5x5-v0") == {}
 
 
-def test_study_run_on_deep_sea_resolves_to_the_kits_settings():
+def test_the_paper_profile_on_deep_sea_runs_adam_with_adams_learning_rate():
+    # before: the paper profile's RMSprop with DeepSea's lr 1e-3 (Adam's)
+    cfg = TrainConfig.preset("paper", env="DeepSea-10-v0", bonus="pixelcnn")
+    assert (cfg.optimizer, cfg.lr) == ("adam", 1e-3)
+    assert TrainConfig.preset("paper", env="ALE/Pong-v5").optimizer == "rmsprop"  # Atari: Nature DQN's
+    assert TrainConfig.preset("paper", env="DeepSea-10-v0", optimizer="rmsprop").optimizer == "rmsprop"
+
+
+def test_study_run_on_deep_sea_resolves_to_the_papers_method():
     cfg = TrainConfig.preset("study", env="DeepSea-10-v0", bonus="cts")
-    assert (cfg.scored_frame, cfg.pg_scale, cfg.pg_schedule, cfg.mmc_beta) == ("next_state", 0.1, "constant", 0.5)
+    # the state acted in, MMC 0.1, epsilon-greedy, and CTS's form: c = 1 constant, beta = 0.05
+    assert (cfg.scored_frame, cfg.mmc_beta, cfg.novelty_epsilon) == ("state", 0.1, 0.0)
+    assert (cfg.pg_scale, cfg.pg_schedule, cfg.bonus_scale) == (1.0, "constant", 0.05)
     assert (cfg.train_every, cfg.target_update_every, cfg.epsilon_end) == (2, 50, 0.01)
-    # the paper's forms stay selectable and win over the env's defaults
-    paper = TrainConfig.preset("study", env="DeepSea-10-v0", bonus="cts", scored_frame="state",
-                               pg_schedule="inverse_sqrt", mmc_beta=0.1, train_every=4)
-    assert (paper.scored_frame, paper.pg_schedule, paper.mmc_beta, paper.train_every) == ("state", "inverse_sqrt",
-                                                                                          0.1, 4)
+    pixel = TrainConfig.preset("study", env="DeepSea-10-v0", bonus="pixelcnn")
+    assert (pixel.pg_scale, pixel.pg_schedule, pixel.bonus_scale, pixel.mmc_beta) == (0.1, "inverse_sqrt", 1.0, 0.1)
+    # the kit's variant stays selectable by name and wins over the env's defaults
+    kit = TrainConfig.preset("study", env="DeepSea-10-v0", bonus="cts", scored_frame="next_state", pg_scale=0.1,
+                             pg_schedule="constant", bonus_scale=1.0, mmc_beta=DEEP_SEA_MMC_BETA,
+                             novelty_epsilon=DEEP_SEA_NOVELTY_EPSILON)
+    assert (kit.scored_frame, kit.pg_scale, kit.pg_schedule, kit.bonus_scale, kit.mmc_beta, kit.novelty_epsilon) == (
+        "next_state", 0.1, "constant", 1.0, 0.5, 1.0)
 
 
-def test_auto_mmc_is_deep_seas_only_for_a_dqn_with_a_bonus():
+def test_auto_mmc_is_the_papers_on_every_env():
     assert TrainConfig.preset("study", env="DeepSea-10-v0", bonus="none").mmc_beta == 0.0
     assert TrainConfig.preset("study", env="DeepSea-10-v0").mmc_beta == 0.0  # bonus none by default
     assert TrainConfig.preset("study", env="DeepSea-10-v0", bonus="cts", agent="reactor").mmc_beta == 0.0
     assert TrainConfig.preset("study", env="DeepSea-10-v0", bonus="cts", mmc_beta=0.0).mmc_beta == 0.0
+    assert TrainConfig.preset("study", env="DeepSea-10-v0", bonus="cts").mmc_beta == 0.1  # before: 0.5
+    assert TrainConfig.preset("paper", env="DeepSea-10-v0", bonus="pixelcnn").mmc_beta == 0.1
     assert TrainConfig.preset("smoke", env="DeepSea-10-v0", bonus="cts").mmc_beta == 0.1
     assert TrainConfig.preset("study", env="MiniGrid-Empty-5x5-v0", bonus="cts").mmc_beta == 0.1
-    # a TrainConfig built without its preset takes no env defaults: the paper's 0.1
     assert TrainConfig(env="DeepSea-10-v0", bonus="cts").mmc_beta == 0.1
 
 
-def test_novelty_scaled_exploration_is_deep_seas_for_a_count_based_dqn_scoring_the_next_state():
-    assert DEEP_SEA_NOVELTY_EPSILON == 1.0
-    assert TrainConfig.preset("study", env="DeepSea-10-v0", bonus="cts").novelty_epsilon == 1.0
-    assert TrainConfig.preset("paper", env="DeepSea-10-v0", bonus="pixelcnn").novelty_epsilon == 1.0
-    for off in (dict(bonus="none"), dict(bonus="cts", agent="reactor"), dict(bonus="cts", scored_frame="state"),
-                dict(bonus="cts", novelty_epsilon=0.0)):
-        assert TrainConfig.preset("study", env="DeepSea-10-v0", **off).novelty_epsilon == 0.0, off
-    assert TrainConfig.preset("study", env="DeepSea-10-v0", bonus="cts", novelty_epsilon=0.5).novelty_epsilon == 0.5
-    assert TrainConfig.preset("smoke", env="DeepSea-10-v0", bonus="cts").novelty_epsilon == 0.0  # no env defaults
-    assert TrainConfig.preset("study", env="MiniGrid-Empty-5x5-v0", bonus="cts",
+def test_novelty_scaled_exploration_is_applied_by_no_default():
+    assert DEEP_SEA_NOVELTY_EPSILON == 1.0  # the kit's named addition
+    assert TrainConfig.preset("study", env="DeepSea-10-v0", bonus="cts").novelty_epsilon == 0.0  # before: 1
+    assert TrainConfig.preset("paper", env="DeepSea-10-v0", bonus="pixelcnn").novelty_epsilon == 0.0
+    # scoring the next state no longer brings it either
+    assert TrainConfig.preset("study", env="DeepSea-10-v0", bonus="cts",
                               scored_frame="next_state").novelty_epsilon == 0.0
+    assert TrainConfig.preset("study", env="DeepSea-10-v0", bonus="cts", scored_frame="next_state",
+                              novelty_epsilon=0.5).novelty_epsilon == 0.5
 
 
 def test_cli_help_says_what_is_known_about_the_scored_frame():
@@ -67,7 +79,10 @@ def test_cli_help_says_what_is_known_about_the_scored_frame():
     line = " ".join(out.split())
     assert "the paper says only that the density model receives a single frame" in line
     assert "the state acted in (the paper's)" not in line
-    assert "DeepSea: 0.5 with a bonus, the kit's" in line
+    assert "DeepSea: 0.5 with a bonus, the kit's" not in line  # no longer a default
+    assert "auto: 0.1 for a DQN with a bonus (the paper's, Sec. 4.1, on every env)" in line
+    assert "auto: the paper's form of the density model (pixelcnn 0.1; cts, convcts 1)" in line
+    assert "--mapping-rule {bsuite,kit_v1,auto}" in line
 
 
 def _load_bench():
@@ -81,7 +96,12 @@ def _load_bench():
 
 def test_ablation_table_reads_runs_by_bsuites_rule(tmp_path):
     bench = _load_bench()
-    assert bench.VARIANTS["kit"] == {} and bench.VARIANTS["state"] == {"scored_frame": "state"}
+    # the kit's variant is named explicitly (since 0.2.0 the defaults are the paper's), on the kit's maps
+    assert bench.VARIANTS["kit"] == {"scored_frame": "next_state", "pg_scale": 0.1, "pg_schedule": "constant",
+                                     "bonus_scale": 1.0, "mmc_beta": 0.5, "novelty_epsilon": 1.0,
+                                     "mapping_rule": "kit_v1"}
+    assert bench.VARIANTS["state"] == {**bench.VARIANTS["kit"], "scored_frame": "state", "novelty_epsilon": 0.0}
+    assert bench.VARIANTS["paper"] == {}
     columns = "step,episode,return,length,complete,intrinsic_return,intrinsic_mean,prediction_gain_mean,epsilon," \
               "td_loss,wall_seconds,distinct_cells,first_success_step,density_updates"
     # 12 episodes of N = 3: the +1 (0.99) in episodes 10, 11 and 12; a last row cut mid-episode
@@ -104,8 +124,9 @@ def test_ablation_script_rejects_an_unknown_variant(capsys):
 
 
 def test_a_run_with_deep_seas_defaults_resumes_bit_for_bit(tmp_path):
-    """The kit's DeepSea settings (next state scored, a gradient step every 2 steps, target every 50,
-    MMC 0.5): 200 steps and a resume to 400 give the log and weights of 400 steps run at once."""
+    """DeepSea's defaults (the state acted in scored, CTS's form c = 1 constant and beta = 0.05, MMC 0.1,
+    a gradient step every 2 steps, target every 50): 200 steps and a resume to 400 give the log and
+    weights of 400 steps run at once."""
     import torch
 
     from pcnn_explore.run.loop import train
@@ -117,7 +138,8 @@ def test_a_run_with_deep_seas_defaults_resumes_bit_for_bit(tmp_path):
                                   replay_capacity=1_000, checkpoint_every=0, out_dir=str(tmp_path / name),
                                   tensorboard=False)
 
-    assert (cfg("a", 1).scored_frame, cfg("a", 1).train_every, cfg("a", 1).mmc_beta) == ("next_state", 2, 0.5)
+    a = cfg("a", 1)
+    assert (a.scored_frame, a.train_every, a.mmc_beta, a.pg_scale, a.bonus_scale) == ("state", 2, 0.1, 1.0, 0.05)
     train(cfg("once", 400), progress=False)
     train(cfg("split", 200), progress=False)
     train(cfg("split", 400), resume=True, progress=False)

@@ -94,3 +94,34 @@ def test_a_run_with_novelty_scaled_exploration_resumes_mid_episode_bit_for_bit(t
     assert all(torch.equal(a["q"][k], b["q"][k]) for k in a["q"])
     train(cfg("off", kappa=0.0), progress=False)
     assert not np.array_equal(read_log(tmp_path / "off")["return"], once["return"])
+
+
+def test_it_needs_a_bonus_model_not_a_positive_beta():
+    """bonus_scale (beta) 0: no bonus in the reward, but the density model trains and its pseudo-counts
+    drive novelty-scaled exploration; it is no longer a default anywhere (the paper's epsilon-greedy)."""
+    cfg = TrainConfig.preset("smoke", env="DeepSea-6-v0", bonus="cts", scored_frame="next_state", bonus_scale=0.0,
+                             novelty_epsilon=1.0)
+    assert (cfg.bonus_scale, cfg.novelty_epsilon) == (0.0, 1.0)
+    with pytest.raises(SettingError, match=r"needs a bonus model \(bonus_scale 0 allowed\).*here: bonus none"):
+        TrainConfig.preset("smoke", env="DeepSea-6-v0", bonus="none", novelty_epsilon=1.0)
+    assert TrainConfig.preset("study", env="DeepSea-6-v0", bonus="cts", scored_frame="next_state").novelty_epsilon == 0
+    with pytest.raises(SettingError, match="intrinsic_only.*bonus_scale 0 makes it 0"):
+        TrainConfig.preset("smoke", env="DeepSea-6-v0", bonus="cts", bonus_scale=0.0, intrinsic_only=True)
+
+
+def test_a_run_with_beta_0_adds_no_bonus_and_still_explores_by_count(tmp_path):
+    from pcnn_explore.run.log import read_log
+    from pcnn_explore.run.loop import train
+
+    def run(name, kappa):
+        train(TrainConfig.preset("study", env="DeepSea-5-v0", bonus="cts", seed=7, steps=300, learning_starts=60,
+                                 replay_capacity=1_000, checkpoint_every=0, out_dir=str(tmp_path / name),
+                                 tensorboard=False, scored_frame="next_state", bonus_scale=0.0,
+                                 novelty_epsilon=kappa, epsilon_decay_steps=100), progress=False)
+        return read_log(tmp_path / name)
+
+    on, off = run("on", 1.0), run("off", 0.0)
+    for log in (on, off):
+        assert (log["intrinsic_return"] == 0).all() and (log["intrinsic_mean"] == 0).all()  # r+ = 0 * PC^-1/2
+        assert log["density_updates"][-1] == 300 and np.isfinite(log["prediction_gain_mean"]).all()
+    assert not np.array_equal(on["return"], off["return"])  # the counts changed how it explored

@@ -31,9 +31,12 @@ def test_crossed_fires_once_per_multiple_passed():
 
 
 def test_one_env_gives_exactly_the_single_env_run(tmp_path):
-    # tests/data holds the log of this run made by the loop before it handled N envs (wall time dropped)
+    # tests/data holds the log of this run made by the loop before it handled N envs (wall time dropped),
+    # with the bonus form every model had then (c = 0.1 n^-1/2, r+ = PC^-1/2; CTS's auto form is c = 1
+    # constant, beta 0.05 since 0.2.0), given here explicitly
     cfg = TrainConfig.preset("smoke", env=ENV, bonus="cts", steps=700, seed=3, n_actions=3, tensorboard=False,
-                             out_dir=str(tmp_path / "r"), num_envs=1)
+                             out_dir=str(tmp_path / "r"), num_envs=1, pg_scale=0.1, pg_schedule="inverse_sqrt",
+                             bonus_scale=1.0)
     train(cfg, progress=False)
     got = list(csv.reader(open(tmp_path / "r" / "log.csv")))
     want = list(csv.reader(open(GOLDEN)))
@@ -43,10 +46,11 @@ def test_one_env_gives_exactly_the_single_env_run(tmp_path):
 def test_deep_sea_with_the_small_network_gives_the_run_before_the_mlp(tmp_path):
     # tests/data holds the log of this run made by the loop before the MLP and the in-process vector
     # env (wall time dropped), with DeepSea's action mapping (mapping seed 0) and DeepSea's training
-    # defaults as they were then (given here explicitly: the kit's DeepSea defaults have changed since).
+    # defaults as they were then (given here explicitly: the kit's DeepSea defaults have changed since),
+    # on the kit's mapping draw of then (kit_v1: bsuite's draw is the default since 0.2.0) and r+ = PC^-1/2.
     # distinct_cells is left out: it no longer counts the row below the grid that the last step reaches
     # (one definition: the N (N + 1) / 2 cells an agent can occupy), so it differs by design.
-    then = dict(mapping_seed=0, scored_frame="state", pg_scale=1.0, pg_schedule="inverse_sqrt", mmc_beta=0.1,
+    then = dict(mapping_seed=0, mapping_rule="kit_v1", bonus_scale=1.0, scored_frame="state", pg_scale=1.0, pg_schedule="inverse_sqrt", mmc_beta=0.1,
                 train_every=4, target_update_every=100, epsilon_end=0.05, epsilon_decay_steps=2_000,
                 learning_starts=500, lr=1e-3)
     cfg = TrainConfig.preset("study", env="DeepSea-8-v0", bonus="cts", steps=1600, seed=3, tensorboard=False,

@@ -64,9 +64,9 @@ def env_defaults(env_id: str, profile: str = "study") -> dict:
     """TrainConfig fields that ``env_id`` needs beyond ``TrainConfig.preset(profile)`` (``{}``: none).
 
     The training loop applies them under the user's own settings: preset < env_defaults < user.
-    DeepSea (study and paper profiles): :data:`pcnn_explore.envs.deep_sea.DEEP_SEA_DEFAULTS` (and, through
-    ``TrainConfig.preset``'s auto ``mmc_beta``, :data:`pcnn_explore.envs.deep_sea.DEEP_SEA_MMC_BETA`). Every
-    other env, and the smoke profile: none.
+    DeepSea (study and paper profiles): :data:`pcnn_explore.envs.deep_sea.DEEP_SEA_DEFAULTS`, its scale
+    adaptations of the DQN schedule only (the method's settings resolve as on any env: the paper's).
+    Every other env, and the smoke profile: none.
     """
     check_env_id(env_id)
     if is_deep_sea(env_id) and profile != "smoke":

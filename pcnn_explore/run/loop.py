@@ -8,10 +8,11 @@ Reactor: sampled from its recurrent policy, their probabilities mu kept); with a
 share ``bonus_fraction`` of the agent steps (drawn at random, seeded; all of them by default for
 DQN, a quarter for Reactor) the density model trains once on the density frame of the
 scored state (``scored_frame="state"``: x_t, the state in which the action is taken, as in
-Bellemare et al. 2016; ``"next_state"``: x_{t+1}, the state the action leads to, DeepSea's default,
-the kit's choice: see :data:`pcnn_explore.envs.deep_sea.DEEP_SEA_DEFAULTS`; the paper says only that
-"the density model receives a single frame", not which) and gives r+_t
-(:class:`pcnn_explore.bonus.PseudoCountBonus`; 0 on the other steps); the envs step; each env's
+Bellemare et al. 2016, the default on every env; ``"next_state"``: x_{t+1}, the state the action
+leads to, the kit's DeepSea variant; the paper says only that "the density model receives a single
+frame", not which) and gives r+_t = beta PC^-1/2 (reward units; c, its decay and beta are the
+paper's form of the density model unless given: :data:`pcnn_explore.bonus.PAPER_BONUS_FORM`;
+:class:`pcnn_explore.bonus.PseudoCountBonus`; 0 on the other steps); the envs step; each env's
 transition (x_t, a_t, clip(r_t + r+_t, -1, 1), x_{t+1}) goes to the learner's replay
 (``intrinsic_only``: clip(r+_t, -1, 1); Reactor's also keeps mu). Every ``train_every`` agent steps
 after ``learning_starts`` the learner takes one gradient step on a batch (DQN: transitions with
@@ -114,7 +115,7 @@ def build(cfg: TrainConfig):
     bonus = None
     if cfg.bonus != "none":
         model = make_density(cfg.bonus, *density_shape(cfg.env), lr=cfg.density_lr, device=cfg.device, seed=cfg.seed)
-        bonus = PseudoCountBonus(model, scale=cfg.pg_scale, schedule=cfg.pg_schedule)
+        bonus = PseudoCountBonus(model, scale=cfg.pg_scale, schedule=cfg.pg_schedule, beta=cfg.bonus_scale)
     return envs, learner, bonus
 
 
@@ -132,6 +133,8 @@ def train(cfg: TrainConfig, resume: bool = False, progress: bool = True) -> Trai
         raise TypeError(f"cfg must be a TrainConfig (TrainConfig.preset(profile, ...)), got {type(cfg).__name__}")
     cfg.validate()
     start = open_run(cfg, resume)
+    if progress and start.backfill_note():
+        print(start.backfill_note(), flush=True)
     if cfg.device.startswith("cuda") and not torch.cuda.is_available():
         raise ValueError(f"device {cfg.device!r} requested but CUDA is not available: use device='cpu'")
     with RunLock(cfg.out_dir) as lock:
