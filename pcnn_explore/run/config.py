@@ -93,7 +93,7 @@ class TrainConfig(ExperimentSettings):
     env: str = "MiniGrid-Empty-5x5-v0"  # ALE/<Game>-v5, a MiniGrid-* id or DeepSea-N-v0, e.g. ALE/MontezumaRevenge-v5
     agent: str = "dqn"  # dqn (the paper's DQN, with MMC where mmc_beta > 0) or reactor (Retrace actor-critic, Sec. 4.2)
     bonus: str = "none"  # density model of the pseudo-count bonus, or none
-    mmc_beta: float | None = None  # beta of the mixed Monte Carlo target; auto: 0.1 for a DQN with a bonus (the paper's, Sec. 4.1, on every env), 0 without (the kit's DeepSea variant: 0.5)
+    mmc_beta: float | None = None  # beta of the mixed Monte Carlo target; auto: 0.1 for a DQN with a bonus (the paper's, Sec. 4.1, on every env), else 0; the kit's DeepSea variant: 0.5, given explicitly
     pg_scale: float | None = None  # c, the scale of the prediction gain in the pseudo-count PC = 1 / (exp(c_n PG+) - 1), c_n = c decay(n); auto: the paper's form of the density model (pixelcnn 0.1; cts, convcts 1)
     pg_schedule: str | None = None  # decay of c over density-model updates n; auto: the paper's form of the density model (pixelcnn inverse_sqrt, c n^-1/2; cts, convcts constant: CTS decays its PG on its own)
     bonus_scale: float | None = None  # beta in r+ = beta PC^-1/2, the bonus added to the reward (reward units; 0: none, the density model still gives pseudo-counts); auto: the paper's form of the density model (pixelcnn 1; cts, convcts 0.05, Bellemare et al. 2016's)
