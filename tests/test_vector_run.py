@@ -60,7 +60,14 @@ def test_deep_sea_with_the_small_network_gives_the_run_before_the_mlp(tmp_path):
     want = list(csv.reader(open(GOLDEN_DEEP_SEA)))
     assert got[0][10:] == ["distinct_cells", "first_success_step", "density_updates"] == want[0][10:]
     assert len(got) == len(want) > 100
-    assert [row[:10] + row[11:] for row in got] == [row[:10] + row[11:] for row in want]
+    # td_loss (column 9) is a float32 mean over a batch, printed to 6 digits, whose last bit depends on
+    # the CPU's vector width (0.0791201 here against 0.07912 where the file was made): it is compared to
+    # float32's precision; every other column (actions' outcomes, bonus, epsilon, counts) exactly
+    got = [row[:10] + row[11:] for row in got]  # (distinct_cells dropped above, as in want below)
+    want = [row[:10] + row[11:] for row in want]
+    assert [row[:9] + row[10:] for row in got] == [row[:9] + row[10:] for row in want]
+    loss_got, loss_want = (np.array([float(r[9]) for r in rows[1:]]) for rows in (got, want))
+    np.testing.assert_allclose(loss_got, loss_want, rtol=1e-5, equal_nan=True)
 
 
 def test_two_envs_log_every_step_once_and_keep_the_replay_ratio(tmp_path):
