@@ -8,11 +8,16 @@ one action mapping for every run (mapping seed 42, :data:`pcnn_explore.envs.deep
   is a success when its return is above :data:`SUCCESS_RETURN` (0.5): the +1 episode returns 0.99,
   every other at most 0.
 - A size is **solved** at the first episode e (1-based) at which (bad episodes so far) / e < 0.9,
-  that is, at which more than a tenth of the episodes so far found the +1. bsuite checks this at its
-  logged episodes only (a logarithmic schedule); the kit checks it at **every** episode, so its
-  solve episode can come earlier than bsuite's on the same run, never later.
-- The **deep-sea score** is the share of sizes solved at an episode below 2^N + 100 (an agent that
-  beats dithering, which needs about 2^N episodes) within the 10K episodes.
+  that is, at which more than a tenth of the episodes so far found the +1. bsuite checks this only at
+  the episodes its logger writes (:func:`bsuite_logged_episodes`: 1, 2, ..., 10, 12, 14, 17, 20, 25,
+  30, 40, ..., 100, 120, ...; ``bsuite/utils/wrappers.py::_logarithmic_logging``), so its solve
+  episode (:func:`bsuite_solve_episode`) is the first *logged* episode where the rule holds
+  (``bsuite/experiments/deep_sea/analysis.py::find_solution``). :func:`solve_episode` checks the rule
+  at **every** episode: it is never later than bsuite's on the same run, and a run can meet the rule
+  between two logged episodes and no longer at the next one (solved in the run, not by bsuite).
+- The **deep-sea score** is, as bsuite counts it (``analysis.py::score``), the share of sizes whose
+  bsuite solve episode is below 2^N + 100 (an agent that beats dithering, which needs about 2^N
+  episodes) within the 10K episodes (:func:`solved_in_time`, :func:`deep_sea_score`).
 """
 from __future__ import annotations
 
@@ -21,7 +26,8 @@ from typing import Mapping, Sequence
 import numpy as np
 
 __all__ = ["PROTOCOL_SIZES", "PROTOCOL_EPISODES", "BAD_RATIO", "FORGIVE_EPISODES", "SUCCESS_RETURN", "below_bad_ratio",
-           "successes_from_log", "solve_episode", "solved_in_time", "deep_sea_score"]
+           "successes_from_log", "solve_episode", "bsuite_logged_episodes", "bsuite_solve_episode", "solved_in_time",
+           "deep_sea_score", "BSUITE_LOG_RATIOS"]
 
 #: bsuite's sizes
 PROTOCOL_SIZES = tuple(range(10, 51, 2))
@@ -33,6 +39,9 @@ BAD_RATIO = 0.9
 FORGIVE_EPISODES = 100
 #: a DeepSea episode with a return above this found the +1 (it returns 0.99; every other at most 0)
 SUCCESS_RETURN = 0.5
+#: bsuite's logger writes at episodes 10^k x these (``bsuite/utils/wrappers.py::_logarithmic_logging``:
+#: 1, 1.2, 1.4, 1.7, 2, 2.5, 3, 4, ..., 10), in tenths so that the schedule is exact in integers
+BSUITE_LOG_RATIOS = (10, 12, 14, 17, 20, 25, 30, 40, 50, 60, 70, 80, 90, 100)
 
 
 def successes_from_log(log: Mapping[str, np.ndarray]) -> np.ndarray:
@@ -57,7 +66,8 @@ def solve_episode(successes: Sequence[bool]) -> int | None:
 
     ``successes``: (E,) bool, per episode in order, whether it found the +1 (episodes without it are
     bad). Solved at the first e with (bad episodes among the first e) / e < 0.9; a ratio of exactly
-    0.9 does not count. Checked at every episode (bsuite checks only at its logged episodes).
+    0.9 does not count. Checked at every episode (bsuite checks only at its logged episodes:
+    :func:`bsuite_solve_episode`, which the score uses).
     Example: [False] * 9 + [True] -> None (9/10 = 0.9); [False] * 9 + [True, True] -> 11 (9/11).
     """
     s = np.asarray(successes)
@@ -72,17 +82,59 @@ def solve_episode(successes: Sequence[bool]) -> int | None:
     return int(hit[0]) + 1 if hit.size else None
 
 
+def bsuite_logged_episodes(last: int) -> np.ndarray:
+    """(K,) int64, increasing: the episodes (1-based) up to ``last`` at which bsuite's logger writes a row,
+    derived as bsuite derives them (``bsuite/utils/wrappers.py::_logarithmic_logging``): episode e is
+    logged when e == 10^k x r for k = floor(log10(e)) and a ratio r of 1, 1.2, 1.4, 1.7, 2, 2.5, 3, 4,
+    ..., 10 (:data:`BSUITE_LOG_RATIOS`, here in integers). Example: 30 -> [1, ..., 10, 12, 14, 17, 20, 25, 30]."""
+    if isinstance(last, bool) or not isinstance(last, (int, np.integer)) or last < 0:
+        raise ValueError(f"last must be a non-negative integer (an episode count), got {last!r}")
+    out, k = set(), 0
+    while 10 ** k <= last:
+        out.update(10 ** k * t // 10 for t in BSUITE_LOG_RATIOS if (10 ** k * t) % 10 == 0)
+        k += 1
+    return np.array(sorted(e for e in out if e <= last), dtype=np.int64)
+
+
+def bsuite_solve_episode(successes: Sequence[bool]) -> int | None:
+    """The episode at which bsuite finds a size solved: the first of its logged episodes
+    (:func:`bsuite_logged_episodes`) among the episodes run at which (bad episodes so far) / e < 0.9;
+    None if none. ``successes`` as for :func:`solve_episode`. Example: [False] * 9 + [True, True] -> None
+    (11 is not logged); with one more episode of either kind -> 12 (at most 10 bad of 12)."""
+    s = np.asarray(successes)
+    if s.ndim != 1 or (s.size and s.dtype != bool):
+        raise ValueError(f"successes must be a 1-D sequence of bools (one per episode), got dtype {s.dtype}, "
+                         f"shape {s.shape}")
+    logged = bsuite_logged_episodes(s.size)
+    bad = np.cumsum(~s)[logged - 1] if s.size else np.zeros(0, np.int64)
+    hit = np.flatnonzero(below_bad_ratio(bad, logged))
+    return int(logged[hit[0]]) if hit.size else None
+
+
+def _is_logged(episode: int) -> bool:
+    e = bsuite_logged_episodes(max(int(episode), 0))
+    return bool(e.size) and int(e[-1]) == int(episode)
+
+
 def solved_in_time(size: int, episode: int | None, episodes: int = PROTOCOL_EPISODES) -> bool:
-    """Whether a size counts for the deep-sea score: solved (``episode`` from :func:`solve_episode`,
-    1-based) at an episode below 2^size + 100 and within the first ``episodes`` (10K)."""
+    """Whether a size counts for the deep-sea score as bsuite counts it: ``episode``, its bsuite solve
+    episode (:func:`bsuite_solve_episode`; None: not solved), is below 2^size + 100 and within the first
+    ``episodes`` (10K). ValueError for an episode bsuite never logs (an every-episode
+    :func:`solve_episode` such as 11 is not one)."""
     if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 1:
         raise ValueError(f"size must be a positive integer (the N of DeepSea-N), got {size!r}")
-    return episode is not None and episode < 2 ** int(size) + FORGIVE_EPISODES and episode <= episodes
+    if episode is None:
+        return False
+    if isinstance(episode, bool) or not isinstance(episode, (int, np.integer)) or not _is_logged(episode):
+        raise ValueError(f"episode {episode!r} is not one of bsuite's logged episodes: pass bsuite_solve_episode(...), "
+                         "not the every-episode solve_episode")
+    return episode < 2 ** int(size) + FORGIVE_EPISODES and episode <= episodes
 
 
 def deep_sea_score(solve_episodes: Mapping[int, int | None], episodes: int = PROTOCOL_EPISODES) -> float:
-    """The deep-sea score of one agent and seed: the share of sizes run (``{N: solve episode or None}``)
-    solved in time (:func:`solved_in_time`). Example: {10: 500, 12: None, 14: 20_000} -> 1/3."""
+    """The deep-sea score of one agent and seed, as bsuite counts it: the share of sizes run
+    (``{N: bsuite solve episode or None}``, :func:`bsuite_solve_episode`) solved in time
+    (:func:`solved_in_time`). Example: {10: 500, 12: None, 14: 20_000} -> 1/3."""
     if not solve_episodes:
         raise ValueError("deep_sea_score needs at least one size run")
     return sum(solved_in_time(n, e, episodes) for n, e in solve_episodes.items()) / len(solve_episodes)

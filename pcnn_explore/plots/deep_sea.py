@@ -19,10 +19,15 @@ def plot_deep_sea_scaling(rows: Sequence[Mapping], labels: Mapping[str, str] | N
                           colours: Mapping[str, str | None] | None = None, title: str = ""):
     """One point per run: its solve episode (filled) against N, or, unsolved, the episodes it ran (an x
     on the same axes, so "not solved in E episodes" reads as "more than E"); per variant, the median
-    over seeds of the solved runs joined by a line. 2^N dashed, 2^N + 100 is the score's limit.
+    over seeds of the solved runs joined by a line. 2^N dashed (what dithering needs), drawn only up to
+    the top of the axes and left out of the legend where it lies wholly above it. bsuite's score
+    counts a size when its solve episode at bsuite's logged episodes is below 2^N + 100.
 
     ``rows``: dicts with ``size`` (N), ``variant``, ``seed``, ``episodes_run``, ``solve_episode``
-    (int, or None when the run never met the rule); ``labels`` / ``colours``: per variant.
+    (the episode at which bsuite's rule first held, checked at every episode: int, or None when the
+    run never met it), as :data:`pcnn_explore.sweep.deep_sea_report.SCALING_COLUMNS`' rows have them;
+    ``labels`` / ``colours``: per variant; ``title``: the caller's (it should state the runs' episode
+    cap), else one that names none.
     """
     from matplotlib.figure import Figure
 
@@ -54,19 +59,24 @@ def plot_deep_sea_scaling(rows: Sequence[Mapping], labels: Mapping[str, str] | N
                for n in sizes if any(int(r["size"]) == n for r in solved)]
         if med:
             ax.plot([n for n, _ in med], [m for _, m in med], color=colour, lw=1.2, alpha=0.9)
-    grid = np.linspace(min(sizes), max(sizes), 200) if len(sizes) > 1 else np.array(sizes, float)
-    ax.plot(grid, 2.0 ** grid, "k--", lw=1, label="$2^N$ (dithering)")
+    episodes = [int(r["episodes_run"]) for r in rows] + [int(r["solve_episode"]) for r in rows
+                                                         if r["solve_episode"] is not None]
+    low, high = max(0.8, min([*episodes, 2 ** min(sizes)]) / 3), max([10, *episodes]) * 3
+    # 2^N from the smallest size (a short stretch around it with one size) to where it leaves the axes
+    left, right = (min(sizes), max(sizes)) if len(sizes) > 1 else (sizes[0] * 0.97, sizes[0] * 1.03)
+    right = min(right, float(np.log2(high)))
+    if right > left:
+        grid = np.linspace(left, right, 200)
+        ax.plot(grid, 2.0 ** grid, "k--", lw=1, label="$2^N$ (dithering)")
     ax.set_xscale("log")
     ax.set_yscale("log")
     shown = sizes if len(sizes) <= 11 else sizes[::2]
     ax.set_xticks(shown)
     ax.set_xticklabels([str(n) for n in shown])
     ax.minorticks_off()
-    episodes = [int(r["episodes_run"]) for r in rows] + [int(r["solve_episode"]) for r in rows
-                                                         if r["solve_episode"] is not None]
-    ax.set_ylim(max(0.8, min([*episodes, 2 ** min(sizes)]) / 3), max([10, *episodes]) * 3)
+    ax.set_ylim(low, high)
     ax.set_xlabel("deep-sea size N")
-    ax.set_ylabel("episodes to solve (bsuite's rule)")
+    ax.set_ylabel("episodes to solve (bsuite's rule, every episode)")
     ax.set_title(title or "Episodes to solve deep sea against N")
     ax.legend(fontsize=7, loc="lower right")
     return fig

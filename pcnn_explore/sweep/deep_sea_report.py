@@ -4,15 +4,21 @@ Writes into ``DIR/report/`` (see :mod:`pcnn_explore.envs.deep_sea_protocol` for 
 
 - ``deep_sea_scaling.csv``: one row per DeepSea trial: ``size`` (N), ``variant`` (the sweep's
   line, e.g. ``cts_mmc`` or ``pixelcnn_mmc,pg_scale=1``), ``seed``, ``episodes_run`` (complete
-  episodes logged), ``solve_episode`` (1-based, the first episode within the protocol's 10K at which
-  fewer than 9 in 10 episodes so far were bad, checked at every episode; empty if none) and
-  ``solved`` (1 when that episode is below 2^N + 100: the size counts for the score);
+  episodes logged), ``solved`` (1 when bsuite's rule, fewer than 9 in 10 episodes so far bad, held at
+  some episode within the protocol's 10K, checked at every episode), ``solve_episode`` (1-based, the
+  first such episode; empty if none), ``bsuite_solve_episode`` (the first of bsuite's logged episodes
+  1, ..., 10, 12, 14, 17, 20, 25, ... at which the rule held, as bsuite finds it; empty if none) and
+  ``counts_for_score`` (1 when ``bsuite_solve_episode`` is below 2^N + 100: the size counts for
+  bsuite's score). A run can be solved (at 246 on DeepSea-6, say) and not count (bsuite sees it at 250,
+  past 2^6 + 100 = 164);
 - ``deep_sea_score.csv``: one row per variant: ``sizes_run`` (distinct sizes among its trials),
-  ``seeds``, ``sizes_solved`` (mean over seeds), ``score`` (mean over seeds of each seed's share of
-  the sizes run solved in time; a size a seed has no log for counts as not solved),
+  ``seeds``, ``sizes_solved`` (mean over seeds of the sizes that count for the score), ``score`` (mean
+  over seeds of each seed's score as bsuite counts it: its share of the sizes run with
+  ``counts_for_score``; a size a seed has no log for counts as not solved),
   ``score_low`` / ``score_high`` (the 95% Student t interval over the per-seed scores, clipped to
   [0, 1]; empty with one seed) and ``per_seed_scores`` (``seed:score`` joined by ``;``);
-- ``deep_sea_scaling.png``: episodes to solve against N (:func:`pcnn_explore.plots.deep_sea.plot_deep_sea_scaling`).
+- ``deep_sea_scaling.png``: ``solve_episode`` against N (:func:`pcnn_explore.plots.deep_sea.plot_deep_sea_scaling`),
+  titled with the trials' episode cap (step budget / N, at most the protocol's episodes).
 
 Trials that have not finished count with the episodes they have logged. The seed is the unit:
 episodes are never pooled across seeds.
@@ -25,13 +31,15 @@ import os
 from pathlib import Path
 
 from pcnn_explore.envs.deep_sea import deep_sea_size
-from pcnn_explore.envs.deep_sea_protocol import PROTOCOL_EPISODES, solve_episode, solved_in_time, successes_from_log
+from pcnn_explore.envs.deep_sea_protocol import (PROTOCOL_EPISODES, bsuite_solve_episode, solve_episode, solved_in_time,
+                                                 successes_from_log)
 from pcnn_explore.sweep.grid import SweepError, line_colour, line_label
 from pcnn_explore.sweep.runner import read_sweep
 
 __all__ = ["SCALING_COLUMNS", "SCORE_COLUMNS", "deep_sea_records", "evaluate_deep_sea", "write_deep_sea_report"]
 
-SCALING_COLUMNS = ("size", "variant", "seed", "episodes_run", "solved", "solve_episode")
+SCALING_COLUMNS = ("size", "variant", "seed", "episodes_run", "solved", "solve_episode", "bsuite_solve_episode",
+                   "counts_for_score")
 SCORE_COLUMNS = ("variant", "sizes_run", "seeds", "sizes_solved", "score", "score_low", "score_high",
                  "per_seed_scores")
 
@@ -44,7 +52,8 @@ def deep_sea_records(sweep_dir: str | os.PathLike) -> tuple[list[dict], bool]:
 
 
 def evaluate_deep_sea(sweep_dir: str | os.PathLike, episodes: int = PROTOCOL_EPISODES) -> dict:
-    """``{"rows": [scaling row per trial], "scores": [score row per variant]}`` of the sweep's DeepSea
+    """``{"rows": [scaling row per trial], "scores": [score row per variant], "caps": [the distinct
+    episode caps of the trials: step budget / N, at most ``episodes``]}`` of the sweep's DeepSea
     trials (see the module docstring); only the first ``episodes`` of each run are read. Raises
     SweepError when none of them has logged an episode."""
     from pcnn_explore.run.log import read_log
@@ -52,15 +61,17 @@ def evaluate_deep_sea(sweep_dir: str | os.PathLike, episodes: int = PROTOCOL_EPI
 
     root = Path(sweep_dir)
     records, _ = deep_sea_records(root)
-    rows, logged = [], 0
+    rows, logged, caps = [], 0, set()
     for r in records:
         log_dir = root / r["folder"]
         successes = successes_from_log(read_log(log_dir)) if (log_dir / "log.csv").is_file() else []
         logged += len(successes) > 0
-        n, first = int(deep_sea_size(r["env"])), solve_episode(list(successes[:episodes]))
+        n, within = int(deep_sea_size(r["env"])), list(successes[:episodes])
+        first, seen = solve_episode(within), bsuite_solve_episode(within)
         rows.append({"size": n, "variant": r.get("line") or r["variant"], "seed": int(r["seed"]),
-                     "episodes_run": len(successes), "solved": int(solved_in_time(n, first, episodes)),
-                     "solve_episode": first})
+                     "episodes_run": len(successes), "solved": int(first is not None), "solve_episode": first,
+                     "bsuite_solve_episode": seen, "counts_for_score": int(solved_in_time(n, seen, episodes))})
+        caps.add(_episode_cap(r, n, episodes))
     if not logged:
         raise SweepError(f"{root}: no DeepSea trial has logged an episode yet; run the sweep (pcnn-explore sweep ...) "
                          "first")
@@ -69,7 +80,7 @@ def evaluate_deep_sea(sweep_dir: str | os.PathLike, episodes: int = PROTOCOL_EPI
     for variant in dict.fromkeys(x["variant"] for x in rows):
         mine = [x for x in rows if x["variant"] == variant]
         sizes, seeds = sorted({x["size"] for x in mine}), sorted({x["seed"] for x in mine})
-        solved = {s: sum(x["solved"] for x in mine if x["seed"] == s) for s in seeds}
+        solved = {s: sum(x["counts_for_score"] for x in mine if x["seed"] == s) for s in seeds}
         per_seed = {s: solved[s] / len(sizes) for s in seeds}
         values = [per_seed[s] for s in seeds]
         low, high = t_interval(values) if len(values) > 1 else (math.nan, math.nan)
@@ -78,7 +89,19 @@ def evaluate_deep_sea(sweep_dir: str | os.PathLike, episodes: int = PROTOCOL_EPI
                        "score_low": max(0.0, low) if len(values) > 1 else math.nan,
                        "score_high": min(1.0, high) if len(values) > 1 else math.nan,
                        "per_seed_scores": ";".join(f"{s}:{per_seed[s]:.4g}" for s in seeds)})
-    return {"rows": rows, "scores": scores}
+    return {"rows": rows, "scores": scores, "caps": sorted(caps)}
+
+
+def _episode_cap(record: dict, size: int, episodes: int) -> int:
+    """The episodes a trial may run: its step budget (``steps_total``) / N, at most ``episodes``."""
+    steps = record.get("steps_total")
+    return min(episodes, int(steps) // size) if isinstance(steps, int) and not isinstance(steps, bool) and steps > 0 \
+        else episodes
+
+
+def _title(caps: list[int]) -> str:
+    within = f"{caps[0]:,}" if len(caps) == 1 else f"{caps[0]:,} to {caps[-1]:,}"
+    return f"Deep sea: episodes to solve (bsuite's rule at every episode; at most {within} episodes a run)"
 
 
 def _cell(v) -> str:
@@ -116,8 +139,7 @@ def write_deep_sea_report(sweep_dir: str | os.PathLike, episodes: int = PROTOCOL
         return []
     variants = list(dict.fromkeys(r["variant"] for r in result["rows"]))
     fig = plot_deep_sea_scaling(result["rows"], {v: line_label(v) for v in variants},
-                                {v: line_colour(v) for v in variants},
-                                f"Deep sea: episodes to solve (bsuite's rule, within {episodes:,} episodes)")
+                                {v: line_colour(v) for v in variants}, _title(result["caps"]))
     out = Path(sweep_dir) / "report" if out is None else Path(out)
     out.mkdir(parents=True, exist_ok=True)
     paths = [write_text_atomic(out / "deep_sea_scaling.csv", _csv_text(SCALING_COLUMNS, result["rows"])),
