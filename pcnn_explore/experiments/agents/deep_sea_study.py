@@ -152,7 +152,12 @@ class DeepSeaStudySettings(ExperimentSettings):
 
 @dataclasses.dataclass(frozen=True)
 class RunValues:
-    """The values of one run (see the module docstring); episodes are 1-based."""
+    """The values of one run (see the module docstring); episodes are 1-based. ``solve_episode``: the
+    first episode at which bsuite's rule held, checked at every episode (None: never); ``solved``:
+    whether it held at some episode of the run (``solve_episode`` is not None), not whether the size
+    counts for the score; ``bsuite_solve_episode``: the first of bsuite's logged episodes at which it
+    held, as bsuite finds it (None: never); ``counts_for_score``: whether that is below 2^N + 100
+    within the protocol's 10K episodes (the size counts for bsuite's deep-sea score)."""
 
     key: str
     size: int
@@ -161,6 +166,8 @@ class RunValues:
     episodes_run: int
     solve_episode: int | None
     solved: bool
+    bsuite_solve_episode: int | None
+    counts_for_score: bool
     success_rate: float
     first_success_episode: int | None
     coverage: float
@@ -171,6 +178,7 @@ class RunValues:
 def read_run(out_dir: str | os.PathLike, key: str, size: int, seed: int, cap: int) -> RunValues:
     """Read a DeepSea-``size`` run's ``log.csv`` (its first ``cap`` complete episodes) into
     :class:`RunValues`. A run with no complete episode has success rate and coverage NaN."""
+    from pcnn_explore.envs.deep_sea_protocol import bsuite_solve_episode
     from pcnn_explore.run.log import read_log
 
     log = read_log(out_dir)
@@ -181,12 +189,15 @@ def read_run(out_dir: str | os.PathLike, key: str, size: int, seed: int, cap: in
     success = returns > SUCCESS_RETURN
     e = len(success)
     first = int(np.flatnonzero(success)[0]) + 1 if success.any() else None
-    solve = solve_episode(list(success))
+    solve, seen = solve_episode(list(success)), bsuite_solve_episode(list(success))
     last = success[e - max(1, e // 4):] if e else success
     curve = cells / occupiable_cells(size)
-    return RunValues(key, int(size), int(seed), int(cap), e, solve, bool(solved_in_time(size, solve, cap)),
-                     float(last.mean()) if e else math.nan, first, float(curve[-1]) if e else math.nan, curve,
-                     float(wall[complete][:cap][-1]) if e else 0.0)
+    return RunValues(key=key, size=int(size), seed=int(seed), cap=int(cap), episodes_run=e, solve_episode=solve,
+                     solved=solve is not None, bsuite_solve_episode=seen,
+                     counts_for_score=bool(solved_in_time(int(size), seen, PROTOCOL_EPISODES)),
+                     success_rate=float(last.mean()) if e else math.nan, first_success_episode=first,
+                     coverage=float(curve[-1]) if e else math.nan, coverage_curve=curve,
+                     wall_s=float(wall[complete][:cap][-1]) if e else 0.0)
 
 
 def censored_first_success(run: RunValues) -> float:
@@ -306,7 +317,9 @@ class DeepSeaStudy:
         """One row per run in :data:`pcnn_explore.sweep.deep_sea_report.SCALING_COLUMNS`' columns
         (``variant`` is the study's key)."""
         return [{"size": r.size, "variant": r.key, "seed": r.seed, "episodes_run": r.episodes_run,
-                 "solved": int(r.solved), "solve_episode": r.solve_episode} for r in self.runs]
+                 "solved": int(r.solved), "solve_episode": r.solve_episode,
+                 "bsuite_solve_episode": r.bsuite_solve_episode, "counts_for_score": int(r.counts_for_score)}
+                for r in self.runs]
 
     def metrics(self) -> dict[str, Any]:
         """metrics.json's per-seed values: ``{key: {"seeds", "score", "success_rate", "coverage",
