@@ -65,7 +65,9 @@ def test_deep_sea_goal_and_verdict_on_hand_made_tables():
         return {"kind": "paper", "word": word}
     assert exp.verdict("study", {"a": paper("agrees"), "b": paper(None)}) == "agrees"
     assert exp.verdict("study", {"a": paper("agrees"), "b": paper("inconclusive")}) == "partly"
-    assert exp.verdict("study", {"a": paper("differs"), "b": paper("inconclusive")}) == "differs"
+    # the one combining rule (verdicts.combine_verdicts): differs only when every decided goal differs
+    assert exp.verdict("study", {"a": paper("differs"), "b": paper("inconclusive")}) == "inconclusive"
+    assert exp.verdict("study", {"a": paper("differs"), "b": paper("not testable at this profile")}) == "differs"
     assert exp.verdict("study", {"a": paper("inconclusive")}) == "inconclusive"
     assert exp.verdict("study", {"a": paper("partly")}) == "partly"  # a goal that partly agrees stays partly
     assert exp.verdict("study", {"a": paper(None)}) == "not testable at this profile"
@@ -90,11 +92,15 @@ def test_deep_sea_paper_claim_decided_over_seeds_by_hand():
     table["dqn"][6] = _row(3, 3, late=[9, 9, 9])
     table["cts_mmc"][6] = _row(3, 3, late=[9, 9, 9])
     g6 = exp.deep_sea_goal(table)
-    assert g6["hard"] == [10] and g6["seed_tests"][6]["cts_mmc"]["word"] == "inconclusive" and g6["word"] == "partly"
+    # [9, 9, 9] - [9, 9, 9]: no spread, so the exact sign flip decides; 3 seeds never reach 0.025 (min p 1/8)
+    assert g6["hard"] == [10] and g6["word"] == "partly"
+    assert g6["seed_tests"][6]["cts_mmc"]["word"] == "not testable at this profile"
     del table["cts_mmc"][6], table["dqn"][6]
-    table["pixelcnn_pos_mmc"][10] = _row(3, 0, late=[0, 0, 0])  # no difference at all: inconclusive
+    table["pixelcnn_pos_mmc"][10] = _row(3, 0, late=[0, 0, 0])  # no difference at all, 3 seeds: not testable
     table["cts_mmc"][10] = _row(3, 0, late=[0, 0, 0])
-    assert exp.deep_sea_goal(table)["word"] == "inconclusive"
+    assert exp.deep_sea_goal(table)["word"] == "not testable at this profile"
+    six = {v: {10: _row(6, 0, late=[0] * 6)} for v in ("dqn", "cts_mmc")}  # 6 seeds: p = 1 both ways
+    assert exp.deep_sea_goal(six)["word"] == "inconclusive"
     one_seed = {"dqn": {10: _row(1, 0)}, "cts_mmc": {10: _row(1, 1)}}
     assert exp.deep_sea_goal(one_seed)["word"] is None and exp.deep_sea_goal(one_seed)["seed_tests"] == {}
 
@@ -118,7 +124,8 @@ def test_a_kit_finding_never_counts_as_agreement_with_the_paper():
                      "pixelcnn_pos": {"row_spread_nats": 2.0, "spearman_log_rho_vs_visits": 0.97}})
     rooms = {"steps": np.array([10]), "cells": {"dqn": np.array([[10], [10]]),
                                                "cts_mmc_intrinsic": np.array([[40], [40]])}}
-    table = {"dqn": {10: _row(3, 0, late=[0, 0, 0])}, "cts_mmc": {10: _row(3, 0, late=[0, 0, 0])}}
+    # (6 seeds: fewer could not reach 0.025 by the exact sign flip, and the claim would be not testable)
+    table = {"dqn": {10: _row(6, 0, late=[0] * 6)}, "cts_mmc": {10: _row(6, 0, late=[0] * 6)}}
     s = exp.summary("study", table, rooms, located)
     kinds = {f["name"]: (f["kind"], f["answer"]) for f in s["findings"]}
     assert kinds == {"deep_sea": ("paper", "inconclusive"), "coverage": ("kit", "holds"),

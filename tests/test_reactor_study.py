@@ -41,23 +41,31 @@ def test_roles_follow_the_variant_rule():
 def test_every_claim_agrees_with_the_intervals_by_hand():
     base, bonus, dqn = [0.0, 0.01, 0.0, 0.02, 0.01], [0.2, 0.25, 0.3, 0.22, 0.28], [0.5, 0.6, 0.55, 0.52, 0.58]
     c = rs.decide(_study(base, bonus, dqn, [0.01, 0.02, 0.03, 0.02, 0.01]), SEEDS, V)
-    assert [c[k]["word"] for k in ("bonus_helps_reactor", "dqn_mmc_above_reactor_bonus", "traces_cut")] == ["agrees"] * 3
+    assert [c[k]["word"] for k in ("bonus_helps_reactor", "dqn_mmc_above_reactor_bonus")] == ["agrees"] * 2
     assert c["bonus_helps_reactor"]["interval"] == pytest.approx(_paired(bonus, base), abs=1e-9)
     assert c["dqn_mmc_above_reactor_bonus"]["interval"] == pytest.approx(_paired(dqn, bonus), abs=1e-9)
     assert c["bonus_helps_reactor"]["values"] == bonus and c["bonus_helps_reactor"]["values_b"] == base
-    gap = [0.1 - p for p in (0.01, 0.02, 0.03, 0.02, 0.01)]  # beta - product, its interval above 0
-    lo, hi = _paired(gap, [0.0] * 5)
-    assert c["traces_cut"]["interval"] == pytest.approx((lo, hi), abs=1e-9) and lo > 0
+    # beta - product over 5 seeds replaying a +1: the exact sign flip cannot go below 2^-5 = 0.031 > 0.025
+    assert c["traces_cut"]["word"] == "not testable at this profile"
+    assert c["traces_cut"]["interval"] == [-math.inf, math.inf]
     assert c["traces_cut"]["seeds_with_replays"] == 5 and c["traces_cut"]["mmc_beta"] == 0.1
-    assert rs.overall("study", c) == "agrees" and rs.overall("smoke", c) == "not testable at this profile"
+    assert rs.overall("study", c) == "partly" and rs.overall("smoke", c) == "not testable at this profile"
+    # six seeds replaying a +1, every gap beta - product above 0: p = 2^-6; at 6 seeds the interval is
+    # [min gap, max gap] = [0.1 - 0.03, 0.1 - 0.01]
+    six = rs.decide(_study(base, bonus, dqn, [0.01, 0.02, 0.03, 0.02, 0.01, 0.02]), SEEDS, V)
+    assert six["traces_cut"]["word"] == "agrees"
+    assert six["traces_cut"]["interval"] == pytest.approx([0.07, 0.09], abs=1e-8)
+    assert rs.overall("study", six) == "agrees"
 
 
 def test_claims_that_go_the_other_way_differ():
     base, bonus = [0.3, 0.35, 0.32, 0.31, 0.36], [0.1, 0.12, 0.11, 0.09, 0.1]  # the bonus Reactor worse
     dqn = [0.0, 0.01, 0.0, 0.0, 0.02]  # DQN below the bonus Reactor
     c = rs.decide(_study(base, bonus, dqn, [0.5, 0.6, 0.7, 0.55, 0.65]), SEEDS, V)
-    assert {k: x["word"] for k, x in c.items()} == {"bonus_helps_reactor": "differs",
-                                                     "dqn_mmc_above_reactor_bonus": "differs", "traces_cut": "differs"}
+    assert {k: x["word"] for k, x in c.items()} == {"bonus_helps_reactor": "differs", "dqn_mmc_above_reactor_bonus":
+                                                     "differs", "traces_cut": "not testable at this profile"}
+    six = rs.decide(_study(base, bonus, dqn, [0.5, 0.6, 0.7, 0.55, 0.65, 0.6]), SEEDS, V)
+    assert six["traces_cut"]["word"] == "differs"  # every product above beta: p below = 2^-6
     assert c["bonus_helps_reactor"]["interval"][1] < 0
     assert rs.overall("study", c) == "differs"
 
@@ -68,7 +76,8 @@ def test_noise_is_inconclusive_never_agrees():
     dqn = [0.4, 0.0, 0.3, 0.2, 0.1]
     # products from 2 seeds straddling beta, the others replayed no +1 from an episode's start
     c = rs.decide(_study(base, bonus, dqn, [0.05, math.nan, 0.2, math.nan, math.nan]), SEEDS, V)
-    assert {k: x["word"] for k, x in c.items()} == {k: "inconclusive" for k in c}
+    assert {k: x["word"] for k, x in c.items()} == {"bonus_helps_reactor": "inconclusive", "dqn_mmc_above_reactor_bonus":
+                                                     "inconclusive", "traces_cut": "not testable at this profile"}
     lo, hi = c["bonus_helps_reactor"]["interval"]
     assert lo < 0 < hi and (lo, hi) == pytest.approx(_paired(bonus, base), abs=1e-9)
     assert c["traces_cut"]["seeds_with_replays"] == 2 and c["traces_cut"]["products"] == [0.05, 0.2]

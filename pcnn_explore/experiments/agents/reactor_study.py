@@ -46,7 +46,7 @@ from pcnn_explore.envs.deep_sea_protocol import solve_episode, solved_in_time, s
 from pcnn_explore.experiments.agents.agent_runs import RunSpec, run_specs
 from pcnn_explore.run.variants import MMC_BETA, VARIANTS, check_variant, variant_agent, variant_label
 from pcnn_explore.profiles import ExperimentSettings, check_profile
-from pcnn_explore.verdicts import Verdict, difference_verdict, progress_verdict, t_interval
+from pcnn_explore.verdicts import Verdict, combine_verdicts, difference_verdict, progress_verdict, t_interval
 
 __all__ = ["ReactorStudySettings", "PAPER", "STUDY_SEEDS", "settings_for", "specs", "run", "roles", "run_values",
            "run_traces", "collect", "decide", "overall", "summary", "paper_rows", "metrics"]
@@ -292,14 +292,12 @@ def decide(study: dict[str, Any], seeds, variants) -> dict[str, dict[str, Any]]:
 
 
 def overall(profile: str, claims: dict[str, dict[str, Any]]) -> str:
-    """agrees (every claim agrees), partly (some), differs (none agrees, one differs), inconclusive
-    (none decided either way); smoke or no claim: not testable at this profile."""
+    """The claims' words combined by :func:`pcnn_explore.verdicts.combine_verdicts` (the one rule);
+    smoke or no claim: not testable at this profile."""
     words = [c["word"] for c in claims.values()]
     if profile == "smoke" or not words:
         return "not testable at this profile"
-    if all(w == "agrees" for w in words):
-        return "agrees"
-    return "partly" if "agrees" in words else "differs" if "differs" in words else "inconclusive"
+    return combine_verdicts(words)
 
 
 def summary(settings: ReactorStudySettings, study: dict[str, Any]) -> dict[str, Any]:

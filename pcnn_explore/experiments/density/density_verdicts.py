@@ -8,8 +8,9 @@ is ``inconclusive`` otherwise. Only the paper's models count: the kit's position
 (``pixelcnn_pos``) is shown beside them and never enters a verdict.
 
 :func:`verdict_line` produces every notebook's verdict sentence: its first word is
-:func:`overall_word` of the claims' words (all agree: ``agrees``; some agree: ``partly``; none
-agrees and some differ: ``differs``; else ``inconclusive``), or ``not testable at this profile``
+:func:`overall_word` of the claims' words (:func:`pcnn_explore.verdicts.combine_verdicts`: all agree:
+``agrees``; some agree: ``partly``; every decided one differs: ``differs``; else ``inconclusive``), or
+``not testable at this profile``
 for smoke runs and runs with fewer than :data:`MIN_SEEDS` seeds. The report index reads that word.
 
 The rules, per notebook (the quantities are defined where the experiments compute them):
@@ -39,7 +40,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from pcnn_explore.envs.frames import DENSITY_HEIGHT, DENSITY_LEVELS, DENSITY_WIDTH
-from pcnn_explore.verdicts import VERDICTS, Verdict, difference_verdict, equivalence_verdict
+from pcnn_explore.verdicts import VERDICTS, Verdict, combine_verdicts, difference_verdict, equivalence_verdict
 
 __all__ = ["MIN_SEEDS", "ORDER_MARGIN", "PEAK_QUANTILE", "DIVERGED_LOSS", "NOT_TESTABLE", "seed_list",
            "overall_word", "verdict_line", "pseudo_counts", "training_orders", "episode_spikes", "lr_schedules", "samples",
@@ -66,19 +67,9 @@ def seed_list(seed: int, n_seeds: int) -> tuple[int, ...]:
 
 
 def overall_word(words: Sequence[str]) -> str:
-    """The word of a notebook with several claims: ``agrees`` when every claim agrees, ``partly``
-    when some do, ``differs`` when none does and some differ, else ``inconclusive``."""
-    words = list(words)
-    bad = [w for w in words if w not in VERDICTS]
-    if not words or bad:
-        raise ValueError(f"overall_word needs one or more of {VERDICTS}, got {words!r}")
-    if all(w == "agrees" for w in words):
-        return "agrees"
-    if "agrees" in words:
-        return "partly"
-    if "differs" in words:
-        return "differs"
-    return "inconclusive"
+    """The word of a notebook with several claims: :func:`pcnn_explore.verdicts.combine_verdicts`, the
+    one combining rule (ValueError for no words or a word not in :data:`VERDICTS`)."""
+    return combine_verdicts(words)
 
 
 def verdict_line(profile: str, claims: Mapping[str, Verdict | str], n_seeds: int, note: str = "") -> str:
@@ -122,7 +113,8 @@ def training_orders(area: Mapping[str, Sequence[float]], rise: Mapping[str, Sequ
     """01: ``area[order]``, ``rise[order]``: per-seed area of the held-out curve and its largest
     rise (nats per frame), one order being ``"online"``. Per other order: ``progress`` is the
     equivalence of ``area / area_online - 1`` with 0, ``stability`` of ``rise / area`` with
-    online's, both within ``margin``."""
+    online's, both within ``margin`` (continuous quantities: the paired t interval, the exact sign flip
+    only where the values have no spread, as in :func:`pcnn_explore.verdicts.difference_verdict`)."""
     if "online" not in area:
         raise ValueError("training_orders compares every order with online training: area has no 'online'")
     base = np.asarray(area["online"], dtype=np.float64)
@@ -135,9 +127,9 @@ def training_orders(area: Mapping[str, Sequence[float]], rise: Mapping[str, Sequ
         rel = list(np.asarray(area[m], dtype=np.float64) / base - 1.0)
         share = list(np.asarray(rise[m], dtype=np.float64) / np.asarray(area[m], dtype=np.float64))
         out[f"{m} progress"] = _enough(rel) or equivalence_verdict(
-            rel, zeros, margin, seeds_a=seeds, seeds_b=seeds, claim=f"area {m} / area online - 1")
+            rel, zeros, margin, seeds_a=seeds, seeds_b=seeds, claim=f"area {m} / area online - 1", exact=False)
         out[f"{m} stability"] = _enough(share, base_share) or equivalence_verdict(
-            share, list(base_share), margin, seeds_a=seeds, seeds_b=seeds, claim=f"rise share {m} - online")
+            share, list(base_share), margin, seeds_a=seeds, seeds_b=seeds, claim=f"rise share {m} - online", exact=False)
     return out
 
 

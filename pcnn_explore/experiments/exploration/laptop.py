@@ -270,13 +270,11 @@ KINDS = ("paper", "kit")
 
 
 def _combine(words: list[str]) -> str | None:
-    """One verdict word for several decided words (None: nothing decided): every one agrees -> agrees,
-    some agree or partly agree -> partly, none agrees but one differs -> differs, else inconclusive."""
-    if not words:
-        return None
-    if all(w == "agrees" for w in words):
-        return "agrees"
-    return "partly" if {"agrees", "partly"} & set(words) else "differs" if "differs" in words else "inconclusive"
+    """One verdict word for several decided words (None: nothing decided), by the one combining rule
+    :func:`pcnn_explore.verdicts.combine_verdicts`."""
+    from pcnn_explore.verdicts import combine_verdicts
+
+    return combine_verdicts(words) if words else None
 
 
 def deep_sea_goal(table: dict[str, dict[int, dict[str, Any]]]) -> dict[str, Any]:
