@@ -83,7 +83,8 @@ def test_study_per_seed_values_scaling_rows_and_metrics(tmp_path):
     # 7 of 8 bad at e=8 = 0.875 < 0.9 -> solved at 8 (one +1 in eight episodes meets the rule)
     assert s.per_seed_score("cts_mmc") == [1.0, 1.0] and s.per_seed_score("dqn") == [0.0, 1.0]
     rows = s.scaling_rows()
-    assert rows[1] == {"size": 4, "variant": "cts_mmc", "seed": 12, "episodes_run": 8, "solved": 1, "solve_episode": 7}
+    assert rows[1] == {"size": 4, "variant": "cts_mmc", "seed": 12, "episodes_run": 8, "solved": 1, "solve_episode": 7,
+                       "bsuite_solve_episode": 7, "counts_for_score": 1}
     m = s.metrics()
     assert m["dqn"]["seeds"] == [11, 12] and m["dqn"]["success_rate"] == [0.0, 0.5]
     assert [r["solve_episode"] for r in m["cts_mmc"]["runs"]] == [1, 7]
@@ -126,153 +127,191 @@ def test_bad_settings_are_rejected_before_any_run(tmp_path, bad, match):
 
 def test_study_presets():
     s = study.settings_of("study")
-    assert len(s.seeds) >= 5 and s.seeds == study.STUDY_SEEDS and s.sizes == (10,)
+    assert len(s.seeds) >= 10 and s.seeds == study.STUDY_SEEDS and s.sizes == (14,)
     assert study.settings_of("smoke", seed=5, n_seeds=2).seeds == (5, 6)
     assert study.settings_of("study", sizes=(10, 14), episodes=(1000, 800)).episode_cap(14) == 800
     assert study.random_finds_within(10, 1) == 2 ** -10
     assert study.random_finds_within(14, 1000) == pytest.approx(1 - (1 - 2 ** -14) ** 1000)
 
 
-# ----------------------------------------------------------------------------- the claims' rules
-SEEDS = (1, 2, 3, 4, 5)
-# t_{0.975, 4} = 2.7764451
+# ----------------------------------------------------------------- lines, the fixed plan, the claims
+def test_the_papers_lines_state_the_papers_method():
+    from pcnn_explore.experiments.agents import lines
+
+    cts = dict(lines.line("paper_cts").overrides)
+    assert cts == {"mmc_beta": 0.1, "scored_frame": "state", "novelty_epsilon": 0.0, "intrinsic_only": False,
+                   "pg_scale": 1.0, "pg_schedule": "constant", "bonus_scale": 0.05}
+    pcnn = dict(lines.line("paper_pixelcnn").overrides)
+    assert (pcnn["pg_scale"], pcnn["pg_schedule"], pcnn["bonus_scale"], pcnn["mmc_beta"]) == (0.1, "inverse_sqrt", 1.0, 0.1)
+    assert dict(lines.line("dqn").overrides) == {"mmc_beta": 0.0, "novelty_epsilon": 0.0}
+    assert {lines.line(k).kind for k in ("dqn", "dqn_mmc")} == {"baseline"}
+    # each kit addition changes the paper's CTS line in the settings it names, and nothing else
+    for key, changed in lines.KIT_ADDITIONS.items():
+        kit = dict(lines.line(key).overrides)
+        assert lines.line(key).kind == "kit" and kit == {**cts, **changed}
+    assert dict(lines.line("novelty_only").overrides)["bonus_scale"] == 0.0
+    assert lines.exploration_rule(lines.line("kit_novelty")) == "novelty-scaled epsilon"
+    assert lines.exploration_rule(lines.line("paper_cts")) == "epsilon-greedy"
+    # every setting resolved on DeepSea: the line's own, and the DeepSea adaptations every line shares
+    settings = lines.resolved_settings(lines.line("paper_cts"), "DeepSea-14-v0", "study")
+    assert (settings["bonus"], settings["bonus_scale"], settings["novelty_epsilon"], settings["mapping_rule"]) == (
+        "cts", 0.05, 0.0, "bsuite")
+    dqn = lines.resolved_settings(lines.line("dqn"), "DeepSea-14-v0", "study")
+    for k in ("train_every", "target_update_every", "lr", "optimizer", "epsilon_end", "epsilon_decay_steps", "network"):
+        assert settings[k] == dqn[k]
+    with pytest.raises(ValueError, match="unknown line"):
+        lines.line("paper_cts_tuned")
 
 
-def test_fig5_bonus_explores_agrees_differs_and_inconclusive():
-    # differences 0.5, 0.6, 0.4, 0.5, 0.5: mean 0.5, sd 0.0707, half 2.776 * 0.0707 / sqrt 5 = 0.0878
-    v = claims.bonus_explores([0.5, 0.6, 0.4, 0.5, 0.5], [0.0] * 5, SEEDS)
-    assert v.word == "agrees" and v.interval == pytest.approx((0.5 - 0.08779, 0.5 + 0.08779), abs=1e-4)
-    assert claims.bonus_explores([0.0] * 5, [0.5, 0.6, 0.4, 0.5, 0.5], SEEDS).word == "differs"
-    # one seed of five solves: differences 1, 0, 0, 0, 0: mean 0.2, interval [-0.355, 0.755]
-    v = claims.bonus_explores([1, 0, 0, 0, 0], [0] * 5, SEEDS)
-    assert v.word == "inconclusive" and v.interval[0] == pytest.approx(0.2 - 2.7764451 * math.sqrt(0.2) / math.sqrt(5))
+def test_a_paper_claim_never_compares_a_kit_line_or_two_exploration_rules():
+    from pcnn_explore.experiments.agents import lines, preregistered
+
+    by_key = lines.LINES
+    claims.check_claim(preregistered.Claim("x", "paper", "", ("paper_cts", "dqn"), "solved", "fisher"), by_key)
+    with pytest.raises(ValueError, match="kit verdict"):
+        claims.check_claim(preregistered.Claim("x", "paper", "", ("kit", "dqn"), "solved", "fisher"), by_key)
+    # a baseline given the kit's novelty-scaled epsilon is no longer the paper's comparison
+    novelty_dqn = study.study_variant("dqn", "dqn", kind="baseline", novelty_epsilon=1.0)
+    with pytest.raises(ValueError, match="different exploration rules"):
+        claims.check_claim(preregistered.Claim("x", "paper", "", ("paper_cts", "dqn"), "solved", "fisher"),
+                           {**by_key, "dqn": novelty_dqn})
+    # the same comparison as a kit claim is allowed
+    claims.check_claim(preregistered.Claim("x", "kit", "", ("kit", "dqn"), "solved", "fisher"), by_key)
+    with pytest.raises(ValueError, match="does not run"):
+        claims.check_claim(preregistered.Claim("x", "kit", "", ("kit", "none"), "solved", "fisher"), by_key)
 
 
-def test_fig5_pixelcnn_against_cts_is_never_decided_on_deep_sea():
-    out = claims.pixelcnn_against_cts([1.0, 0.9, 0.95, 1.0, 0.9], [0.0] * 5, SEEDS)
-    assert out["verdict"] == "not testable at this profile" and "same pseudo-count" in out["sentence"]
-    assert out["measured"]["verdict"] == "agrees"  # measured, reported, not counted
+def test_the_fixed_plans_hold_together():
+    from pcnn_explore.experiments.agents import deep_sea_figures as dsf
+    from pcnn_explore.experiments.agents import lines, preregistered
+
+    assert not set(preregistered.VERDICT_SEEDS) & set(preregistered.TUNING_SEEDS)
+    assert preregistered.VERDICT_MAPPING not in preregistered.TUNING_MAPPINGS
+    assert len(preregistered.VERDICT_SEEDS) >= 10
+    for figure in dsf.FIGURES:
+        p = dsf.plan(figure)
+        keys = [v.key for v in dsf.variants(figure)]  # checks every claim against the lines
+        assert keys == list(p.lines)
+        assert any(c.kind == "paper" for c in p.claims)
+        for c in p.claims:
+            assert set(c.lines) <= set(keys)
+            if c.kind == "paper":
+                assert all(lines.line(k).kind != "kit" for k in c.lines)
+        assert "Claims:" in dsf.describe_plan(figure)
+    # Fig. 12's scales are c n^-1/2, the paper's form, and c held constant is a kit line
+    assert dict(lines.line("c10").overrides)["pg_schedule"] == "inverse_sqrt"
+    assert dsf.plan("fig12").claim("constant_c_helps").kind == "kit"
+    with pytest.raises(ValueError, match="an equivalence test needs a margin"):
+        preregistered.Claim("x", "paper", "", ("a", "b"), "solved", "equivalence")
 
 
-def test_fig11_only_the_combination_progresses():
-    t = 2 ** -10
-    none = [0.0] * 5
-    combo = [0.8, 0.9, 0.7, 0.95, 0.85]
-    out = claims.only_combination_progresses({"dqn": none, "dqn_mmc": none, "cts": none, "cts_mmc": combo}, "cts_mmc", t)
-    assert out["verdict"] == "agrees" and out["parts"]["dqn"]["verdict"] == "differs"
-    # the bonus alone progresses too: differs
-    out = claims.only_combination_progresses({"dqn": none, "cts": combo, "cts_mmc": combo}, "cts_mmc", t)
-    assert out["verdict"] == "differs"
-    # the combination does not progress: differs
-    assert claims.only_combination_progresses({"dqn": none, "cts_mmc": none}, "cts_mmc", t)["verdict"] == "differs"
-    # one seed of the bonus alone succeeds now and then: its interval straddles 2^-10: inconclusive
-    out = claims.only_combination_progresses({"dqn": none, "cts": [0.3, 0, 0, 0, 0], "cts_mmc": combo}, "cts_mmc", t)
-    assert out["parts"]["cts"]["verdict"] == "inconclusive" and out["verdict"] == "inconclusive"
-    with pytest.raises(ValueError, match="the combination"):
-        claims.only_combination_progresses({"dqn": none}, "cts_mmc", t)
+def test_the_study_profile_refuses_tuning_seeds_and_too_few_seeds_before_training(tmp_path):
+    from pcnn_explore.experiments.agents import deep_sea_figures as dsf
 
-
-def test_fig12_robust_across_c_with_its_margin():
-    ref = [0.9, 0.8, 0.85, 0.9, 0.95]
-    close = [0.85, 0.85, 0.9, 0.9, 0.9]  # differences -0.05 .. 0.05: inside +-0.2
-    far = [0.1, 0.0, 0.05, 0.1, 0.0]
-    assert claims.robust_across_c({"c0.1": ref, "c1": close, "c10": close}, "c0.1", SEEDS)["verdict"] == "agrees"
-    out = claims.robust_across_c({"c0.1": ref, "c1": close, "c10": far}, "c0.1", SEEDS)
-    assert out["verdict"] == "differs" and out["parts"]["c10"]["verdict"] == "differs" and out["margin"] == 0.2
-    # one seed of five collapses: the interval reaches past the margin without lying outside: inconclusive
-    assert claims.robust_across_c({"c0.1": ref, "c10": [0.9, 0.8, 0.85, 0.9, 0.0]}, "c0.1", SEEDS)["verdict"] == "inconclusive"
-
-
-def test_fig12_larger_c_finds_the_plus_one_sooner():
-    v = claims.larger_c_sooner([100, 120, 90, 110, 100], [400, 500, 450, 1001, 300], SEEDS)
-    assert v.word == "agrees" and v.interval[1] < 0
-    assert claims.larger_c_sooner([400, 500, 450, 1001, 300], [100, 120, 90, 110, 100], SEEDS).word == "differs"
-    assert claims.larger_c_sooner([100, 500, 90, 1001, 300], [400, 120, 450, 110, 100], SEEDS).word == "inconclusive"
-
-
-def test_fig13_coverage_and_finding_the_plus_one():
-    assert claims.intrinsic_covers_more([0.9, 0.95, 0.92, 0.9, 0.93], [0.5, 0.6, 0.55, 0.5, 0.52], SEEDS).word == "agrees"
-    assert claims.intrinsic_covers_more([0.5, 0.95, 0.5, 0.9, 0.5], [0.6, 0.6, 0.55, 0.6, 0.52], SEEDS).word == "inconclusive"
-    chance = study.random_finds_within(14, 1000)  # 0.059
-    # 5 of 5: exact lower bound 0.478 > 0.059
-    v = claims.finds_reward([True] * 5, chance)
-    assert v.word == "agrees" and v.interval[0] == pytest.approx(0.4782, abs=1e-4)
-    # 1 of 5: [0.005, 0.716] straddles the chance
-    assert claims.finds_reward([True, False, False, False, False], chance).word == "inconclusive"
-    # 0 of 5 against a chance of 0.62 (DeepSea-10, 1,000 episodes): the top 0.522 lies below it
-    assert claims.finds_reward([False] * 5, study.random_finds_within(10, 1000)).word == "differs"
+    s = dsf.settings("fig5", "study")
+    assert s.seeds == tuple(range(401, 411)) and s.sizes == (14,) and s.episode_cap(14) == 3_000
+    with pytest.raises(ValueError, match="tuning seeds"):
+        dsf.settings("fig5", "study", seed=301, n_seeds=10)
+    with pytest.raises(ValueError, match="cannot decide claim"):
+        dsf.settings("fig11", "study", n_seeds=3)
+    bad = study.DeepSeaStudySettings(profile="study", sizes=(4,), episodes=(5,), seeds=(401, 402), workers=1)
+    with pytest.raises(ValueError, match="cannot decide claim"):
+        dsf.run("fig5", bad, dsf.variants("fig5"), tmp_path)
+    assert not any(tmp_path.iterdir())
+    # smoke keeps its 2 seeds: its tests say "not testable at this profile"
+    assert dsf.settings("fig5", "smoke").seeds == (0, 1)
 
 
 # ------------------------------------------------------------------ each figure's verdict on a study
 def _figure_study(tmp_path, figure, found_by_key, size=4, cap=8, profile="study"):
-    """A study of ``figure``'s lines from hand-made logs: per key, per seed, the episodes' +1s."""
+    """A study of ``figure``'s lines from hand-made logs: per key, per seed, the episodes' +1s (a key
+    missing from ``found_by_key`` never finds the +1)."""
     from pcnn_explore.experiments.agents import deep_sea_figures as dsf
 
-    seeds = tuple(range(21, 21 + len(next(iter(found_by_key.values())))))
+    n = len(next(iter(found_by_key.values())))
+    seeds = tuple(range(401, 401 + n))
     settings = study.DeepSeaStudySettings(profile=profile, sizes=(size,), episodes=(cap,), seeds=seeds, workers=1)
     lines = dsf.variants(figure)
     runs = []
     for v in lines:
-        for seed, found in zip(seeds, found_by_key[v.key]):
+        for seed, found in zip(seeds, found_by_key.get(v.key, [[False] * cap] * n)):
             folder = tmp_path / v.key / str(seed)
-            _log(folder, size, found, [min(e + (5 if v.key == "intrinsic_only" else 0), 10) for e in range(1, len(found) + 1)])
+            cells = [min(e + (5 if "intrinsic" in v.key else 0), 10) for e in range(1, len(found) + 1)]
+            _log(folder, size, found, cells)
             runs.append(study.read_run(folder, v.key, size, seed, cap))
     return study.DeepSeaStudy(settings, lines, runs, wall_s=60.0)
 
 
-def test_fig11_decided_on_a_hand_made_study(tmp_path):
+NEVER, LEARNT = [False] * 8, [False] * 4 + [True] * 4
+
+
+def test_fig5_the_paper_verdict_is_the_papers_lines_only(tmp_path):
     from pcnn_explore.experiments.agents import deep_sea_figures as dsf
 
-    never, learnt = [False] * 8, [False] * 4 + [True] * 4
-    s = _figure_study(tmp_path, "fig11", {"dqn": [never] * 5, "dqn_mmc": [never] * 5, "bonus": [never] * 5,
-                                          "bonus_mmc": [learnt] * 5})
+    # the paper's CTS line solves on 10 of 10 seeds, DQN on none; PixelCNN never; the kit's line always
+    s = _figure_study(tmp_path, "fig5", {"paper_cts": [LEARNT] * 10, "kit": [LEARNT] * 10})
+    d = dsf.decide("fig5", s)
+    c = d["claims"]["cts_bonus_explores"]
+    # Fisher's exact test, 10 of 10 against 0 of 10: one-sided p = 1 / C(20, 10)
+    assert c["verdict"] == "agrees" and c["p_value"] == pytest.approx(1 / math.comb(20, 10))
+    assert c["kind"] == "paper" and c["lines"] == ["paper_cts", "dqn"] and c["test"] == "fisher"
+    assert d["claims"]["pixelcnn_bonus_explores"]["verdict"] == "inconclusive"  # 0 of 10 against 0 of 10
+    assert d["claims"]["pixelcnn_beats_cts"]["verdict"] == "differs"  # 0 of 10 against 10 of 10
+    assert d["verdict"] == "partly"  # agrees, inconclusive, differs
+    # the kit's line ties the paper's CTS line (10 of 10 each): inconclusive, and never in the paper verdict
+    assert d["claims"]["kit_helps"]["verdict"] == "inconclusive" and d["claims"]["kit_helps"]["kind"] == "kit"
+    assert d["kit_verdict"] == "inconclusive"
+    m = dsf.metrics("fig5", s, d)
+    assert m["lines"]["paper_cts"]["settings"]["bonus_scale"] == 0.05 and m["lines"]["kit"]["kind"] == "kit"
+    assert m["lines"]["kit_novelty"]["exploration"] == "novelty-scaled epsilon"
+    assert list(m["plan"]["seeds"]) == list(range(401, 411))
+    note = dsf.closing_note("fig5", s, d)
+    assert "Paper verdict: partly." in note and "[kit]" in note
+
+
+def test_fig11_each_line_against_dqn_paired(tmp_path):
+    from pcnn_explore.experiments.agents import deep_sea_figures as dsf
+
+    s = _figure_study(tmp_path, "fig11", {"paper_cts": [LEARNT] * 10})
     d = dsf.decide("fig11", s)
-    assert d["verdict"] == "agrees" and d["claims"]["only_combination_progresses"]["threshold"] == 2 ** -4
-    m = dsf.metrics("fig11", s, d)
-    assert m["summary"]["verdict"].startswith("agrees: progress") and m["summary"]["bonus_mmc_success_rate_mean"] == 1.0
-    assert m["intervals"]["bonus_mmc"]["solved_seeds"] == 5 and m["summary"]["dqn_solved_runs"] == "0 of 5"
-    # the paper's rows carry the summary's names: each line's claim beside its success rate
-    assert set(m["paper"]) == {"verdict", "dqn_success_rate_mean", "dqn_mmc_success_rate_mean",
-                               "bonus_success_rate_mean", "bonus_mmc_success_rate_mean"} and set(m["paper"]) <= set(m["summary"])
-    assert m["paper"]["bonus_mmc_success_rate_mean"] == "rapid training progress, high score"
-    note = dsf.closing_note("fig11", s, d)
-    assert "Verdict: agrees." in note and "took 1.0 min" in note
-    # the same logs at the smoke profile: not testable, the rule's outcome kept
-    smoke = _figure_study(tmp_path / "smoke", "fig11", {"dqn": [never] * 2, "dqn_mmc": [never] * 2,
-                                                        "bonus": [never] * 2, "bonus_mmc": [learnt] * 2}, profile="smoke")
-    d = dsf.decide("fig11", smoke)
-    assert d["verdict"] == "not testable at this profile" and d["claims"]["only_combination_progresses"]["decided"] == "agrees"
+    # success rate (last quarter) 1 on every seed against 0: the sign-flip p is 2^-10
+    assert d["claims"]["combination_progresses"]["verdict"] == "agrees"
+    assert d["claims"]["combination_progresses"]["p_value"] == pytest.approx(2 ** -10)
+    # DQN + MMC and the bonus alone tie DQN at 0 on every seed: equivalent within +-0.1
+    assert d["claims"]["mmc_alone_no_progress"]["verdict"] == "agrees"
+    assert d["claims"]["bonus_alone_no_progress"]["verdict"] == "agrees"
+    assert d["verdict"] == "agrees"
+    # the bonus alone progresses too: its equivalence with DQN fails
+    s = _figure_study(tmp_path / "b", "fig11", {"paper_cts": [LEARNT] * 10, "paper_cts_no_mmc": [LEARNT] * 10})
+    d = dsf.decide("fig11", s)
+    assert d["claims"]["bonus_alone_no_progress"]["verdict"] == "differs" and d["verdict"] == "partly"
 
 
 def test_fig12_and_fig13_decided_on_hand_made_studies(tmp_path):
     from pcnn_explore.experiments.agents import deep_sea_figures as dsf
 
     early, late = [True] * 8, [False] * 6 + [True] * 2
-    s = _figure_study(tmp_path / "12", "fig12", {"c0.1": [late] * 5, "c1": [late] * 5, "c10": [early] * 5})
+    s = _figure_study(tmp_path / "12", "fig12", {"c0.1": [late] * 10, "c1": [late] * 10, "c10": [early] * 10})
     d = dsf.decide("fig12", s)
-    # every seed's last quarter succeeds: the success rates tie (robust), c = 10 finds the +1 at 1 against 7
-    assert d["claims"]["robust_across_c"]["verdict"] == "agrees" and d["verdict"] == "agrees"
-    assert d["claims"]["larger_c_sooner"]["verdict"] == "agrees" and d["claims"]["larger_c_sooner"]["estimate"] == -6
-    assert d["claims"]["schedule"]["verdict"] == "not testable at this profile" and d["claims"]["schedule"]["kit"]
-    never = [False] * 8
-    s = _figure_study(tmp_path / "13", "fig13", {"intrinsic_only": [late] * 5, "dqn": [never] * 5})
+    # every seed's last quarter succeeds in all three: equivalent; c = 10 finds the +1 at 1 against 7
+    assert d["claims"]["robust_c1"]["verdict"] == "agrees" and d["claims"]["robust_c10"]["verdict"] == "agrees"
+    assert d["claims"]["larger_c_sooner"]["verdict"] == "agrees"
+    assert d["claims"]["larger_c_sooner"]["estimate"] == -6
+    assert d["verdict"] == "agrees" and d["claims"]["constant_c_helps"]["kind"] == "kit"
+    s = _figure_study(tmp_path / "13", "fig13", {"paper_cts_intrinsic": [late] * 10, "dqn": [NEVER] * 10})
     d = dsf.decide("fig13", s)
-    # coverage curves: intrinsic 6..10 of 10 cells, DQN 1..8: the paired difference is the same on every seed
-    assert d["claims"]["intrinsic_covers_more"]["verdict"] == "agrees"
-    # 5 of 5: exact lower bound 0.478 above a random policy's chance of 0.40 in 8 episodes
-    assert d["claims"]["finds_reward_N4"]["verdict"] == "agrees"
-    assert d["claims"]["finds_reward_N4"]["chance"] == pytest.approx(1 - (15 / 16) ** 8)
+    assert d["claims"]["intrinsic_explores"]["verdict"] == "agrees"
+    # 10 of 10 found the +1 against a random policy's chance of 1 - (15/16)^8 = 0.40 in 8 episodes
+    assert d["claims"]["intrinsic_finds_reward"]["verdict"] == "agrees"
+    assert d["claims"]["intrinsic_finds_reward"]["chance"] == pytest.approx(1 - (15 / 16) ** 8)
+    assert d["claims"]["intrinsic_scores"]["verdict"] == "not testable at this profile"
+    assert d["verdict"] == "partly"
 
 
-def test_fig5_counts_only_the_papers_cts_as_agreement(tmp_path):
+def test_two_seeds_are_not_testable(tmp_path):
     from pcnn_explore.experiments.agents import deep_sea_figures as dsf
 
-    never, learnt = [False] * 8, [False] * 4 + [True] * 4
-    s = _figure_study(tmp_path, "fig5", {"dqn": [never] * 5, "cts_mmc": [never] * 5, "pixelcnn_mmc": [never] * 5,
-                                         "pixelcnn_pos_mmc": [learnt] * 5})
+    s = _figure_study(tmp_path, "fig5", {"paper_cts": [LEARNT] * 2}, profile="smoke")
     d = dsf.decide("fig5", s)
-    # the kit's position-biased PixelCNN explores, the paper's CTS ties DQN on every seed (a zero
-    # difference decides nothing): the figure's verdict is CTS's, inconclusive, never the kit's agreement
-    assert d["verdict"] == "inconclusive" and d["claims"]["kit_position_pixelcnn_explores"]["verdict"] == "agrees"
-    assert d["claims"]["pixelcnn_against_cts"]["verdict"] == "not testable at this profile"
-    assert d["claims"]["pixelcnn_explores"]["verdict"] == "not testable at this profile"
+    assert {c["verdict"] for c in d["claims"].values()} == {"not testable at this profile"}
+    assert d["verdict"] == "not testable at this profile"

@@ -8,7 +8,7 @@ API (every agent notebook, 07-10 and 13, can use it):
   folder), ``overrides`` (TrainConfig fields on top of the variant's, e.g. ``mmc_beta``, ``pg_scale``)
   and ``label`` (legend text; "" for the paper's name of the variant).
 - :class:`DeepSeaStudySettings`: ``sizes`` (the N of ``DeepSea-N-v0``), ``episodes`` (the episode cap
-  per size, same order, or one value for every size), ``seeds`` (>= 5 at the study profile; the
+  per size, same order, or one value for every size), ``seeds`` (10 at the study profile; the
   seed is the unit), ``workers`` (runs at once), ``mapping_seed`` (None: bsuite's 42),
   ``train_overrides`` (TrainConfig fields for every run). Presets ``smoke`` / ``study`` / ``paper``
   (``for_notebook(profile, seed=..., n_seeds=..., sizes=..., episodes=...)``).
@@ -27,7 +27,10 @@ Per run (:class:`RunValues`), over the first ``cap`` complete episodes of its lo
 
 - ``solve_episode``: the 1-based episode at which bsuite's rule is first met (fewer than 9 in 10
   episodes so far bad), checked at **every** episode (bsuite: at its logged episodes only); None if
-  never; ``solved``: whether it counts for the deep-sea score (:func:`~pcnn_explore.envs.deep_sea_protocol.solved_in_time`);
+  never; ``solved``: whether the rule was met in the run (``solve_episode`` is not None);
+  ``bsuite_solve_episode``: the first of bsuite's logged episodes at which it holds;
+  ``counts_for_score``: whether the size counts for bsuite's deep-sea score
+  (:func:`~pcnn_explore.envs.deep_sea_protocol.solved_in_time` on ``bsuite_solve_episode``);
 - ``success_rate``: the share of the last quarter of the episodes run that found the +1;
 - ``first_success_episode``: the 1-based episode of the first +1 (None: never);
 - ``coverage``: distinct cells visited by the end, as a share of the N (N + 1) / 2 cells the agent
@@ -55,13 +58,14 @@ from pcnn_explore.envs.deep_sea_protocol import (
     solve_episode,
     solved_in_time,
 )
+from pcnn_explore.experiments.agents.preregistered import VERDICT_SEEDS
 from pcnn_explore.profiles import ExperimentSettings
 
 __all__ = ["StudyVariant", "study_variant", "DeepSeaStudySettings", "RunValues", "read_run", "study_specs",
            "run_study", "DeepSeaStudy", "STUDY_SEEDS", "RUN_FIELDS", "censored_first_success"]
 
-#: the study profile's seeds: seeds the kit's tests never use
-STUDY_SEEDS = (301, 302, 303, 304, 305)
+#: the study profile's seeds: the fixed plan's verdict seeds (401-410), used for no tuning
+STUDY_SEEDS = VERDICT_SEEDS
 #: the per-run values :meth:`DeepSeaStudy.per_seed` reads
 RUN_FIELDS = ("success_rate", "coverage", "first_success_episode", "solve_episode", "solved")
 
@@ -74,6 +78,7 @@ class StudyVariant:
     key: str
     overrides: tuple[tuple[str, Any], ...] = ()
     label: str = ""
+    kind: str = "paper"  # "baseline", "paper" or "kit" (pcnn_explore.experiments.agents.lines)
 
     @property
     def display(self) -> str:
@@ -82,31 +87,33 @@ class StudyVariant:
         return self.label or variant_label(self.variant)
 
 
-def study_variant(variant: str, key: str = "", label: str = "", **overrides: Any) -> StudyVariant:
-    """A :class:`StudyVariant` (key: the variant's name unless given); ValueError for an unknown variant."""
+def study_variant(variant: str, key: str = "", label: str = "", kind: str = "paper", **overrides: Any) -> StudyVariant:
+    """A :class:`StudyVariant` (key: the variant's name unless given); ValueError for an unknown variant or kind."""
     from pcnn_explore.run.variants import check_variant
 
-    return StudyVariant(check_variant(variant), key or variant, tuple(sorted(overrides.items())), label)
+    if kind not in ("baseline", "paper", "kit"):
+        raise ValueError(f"kind must be baseline, paper or kit, got {kind!r}")
+    return StudyVariant(check_variant(variant), key or variant, tuple(sorted(overrides.items())), label, kind)
 
 
 @dataclasses.dataclass
 class DeepSeaStudySettings(ExperimentSettings):
     """Which part of bsuite's protocol a study runs (see the module docstring for the fields).
 
-    smoke: DeepSea-4, 12 episodes, 2 seeds (plumbing only: the numbers mean nothing). study: DeepSea-10,
-    1,000 episodes, 5 seeds (about 10 minutes for 20 runs on 2 shared cores). paper: bsuite's 21 sizes,
-    10K episodes each, 5 seeds (a cluster's work)."""
+    smoke: DeepSea-4, 12 episodes, 2 seeds (plumbing only: the numbers mean nothing). study: DeepSea-14,
+    3,000 episodes, the 10 verdict seeds of :mod:`pcnn_explore.experiments.agents.preregistered`. paper:
+    bsuite's 21 sizes, 10K episodes each, the same 10 seeds (a cluster's work)."""
 
     PRESETS: ClassVar[dict] = {
         "smoke": dict(sizes=(4,), episodes=(12,), seeds=(0, 1), workers=2,
                       train_overrides=(("tensorboard", False),)),
-        "study": dict(sizes=(10,), episodes=(1_000,), seeds=STUDY_SEEDS, workers=2,
+        "study": dict(sizes=(14,), episodes=(3_000,), seeds=STUDY_SEEDS, workers=2,
                       train_overrides=(("tensorboard", False),)),
         "paper": dict(sizes=PROTOCOL_SIZES, episodes=(PROTOCOL_EPISODES,), seeds=STUDY_SEEDS, workers=1),
     }
     profile: str = "study"
-    sizes: tuple[int, ...] = (10,)
-    episodes: tuple[int, ...] = (1_000,)
+    sizes: tuple[int, ...] = (14,)
+    episodes: tuple[int, ...] = (3_000,)
     seeds: tuple[int, ...] = STUDY_SEEDS
     workers: int = 2
     mapping_seed: int | None = None
@@ -293,7 +300,7 @@ class DeepSeaStudy:
 
     def per_seed_score(self, key: str) -> list[float]:
         """bsuite's deep-sea score of each seed over the study's sizes, each size capped at its episodes."""
-        return [deep_sea_score({n: self.run(key, n, s).solve_episode for n in self.settings.sizes},
+        return [deep_sea_score({n: self.run(key, n, s).bsuite_solve_episode for n in self.settings.sizes},
                                episodes=max(self.settings.episode_cap(n) for n in self.settings.sizes))
                 for s in self.seeds]
 
