@@ -10,7 +10,10 @@ import numpy as np
 import pytest
 
 NAME = "13_reactor.ipynb"
-VARIANTS = ("reactor", "reactor_pixelcnn_pos", "pixelcnn_pos_mmc", "cts_mmc")
+VARIANTS = ("reactor", "reactor_cts", "cts_mmc", "reactor_pixelcnn_pos", "pixelcnn_pos_mmc")
+LOGGED = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 14, 17, 20, 25)  # bsuite logs these of 25 episodes
+KINDS = {"reactor": "baseline", "reactor_cts": "paper", "cts_mmc": "paper", "reactor_pixelcnn_pos": "kit",
+         "pixelcnn_pos_mmc": "kit"}
 
 
 def _rows(path: Path) -> list[dict]:
@@ -34,12 +37,23 @@ def test_notebook_13_smoke(notebook_runner, tmp_path):
             bad = np.cumsum(~wins)
             hit = [e for e in range(1, 26) if bad[e - 1] / e < 0.9]
             assert m["per_seed"][variant]["solve_episode"][i] == (hit[0] if hit else 26)
+            seen = [e for e in hit if e in LOGGED]  # bsuite's logged solve episode: the score counts it
+            assert m["per_seed"][variant]["bsuite_solve_episode"][i] == (seen[0] if seen else 26)
+            assert m["per_seed"][variant]["solved"][i] == float(bool(seen))  # 25 < 2^4 + 100
             settings = json.loads((runs / f"{variant}_s{seed}" / "settings.json").read_text())
+            # every line's settings as stated: the paper's CTS form on reactor_cts and cts_mmc, the state acted in
+            model = {"reactor": "none", "reactor_cts": "cts", "cts_mmc": "cts"}.get(variant, "pixelcnn_pos")
+            assert settings["bonus"] == model and settings["novelty_epsilon"] == 0.0
+            assert settings["mmc_beta"] == (0.1 if variant.endswith("_mmc") else 0.0)
+            if model != "none":
+                assert settings["scored_frame"] == "state"
+                assert (settings["pg_scale"], settings["pg_schedule"], settings["bonus_scale"]) == (
+                    (1.0, "constant", 0.05) if model == "cts" else (0.1, "inverse_sqrt", 1.0))
             assert settings["agent"] == ("reactor" if variant.startswith("reactor") else "dqn")
             assert settings["bonus_fraction"] == (0.25 if variant.startswith("reactor") else 1.0)
             assert (runs / f"{variant}_s{seed}" / "traces.csv").exists() == variant.startswith("reactor")
     # trace products: read back from each Reactor run's traces.csv (the learn-time policy), by hand
-    assert set(m["traces"]) == {"reactor", "reactor_pixelcnn_pos"}
+    assert set(m["traces"]) == {"reactor", "reactor_cts", "reactor_pixelcnn_pos"}
     for variant in m["traces"]:
         for i, seed in enumerate((0, 1)):
             t = _rows(runs / f"{variant}_s{seed}" / "traces.csv")
@@ -53,12 +67,22 @@ def test_notebook_13_smoke(notebook_runner, tmp_path):
                 assert got is None  # NaN in metrics.json
             assert m["traces"][variant]["from_start"][i] == n.sum()
     s = m["summary"]
-    assert s["verdict"] == "not testable at this profile"
-    assert set(s["claims"]) == {"bonus_helps_reactor", "dqn_mmc_above_reactor_bonus", "traces_cut"}
-    assert s["claims"]["bonus_helps_reactor"]["values"] == m["per_seed"]["reactor_pixelcnn_pos"]["auc"]
-    assert s["claims"]["bonus_helps_reactor"]["values_b"] == m["per_seed"]["reactor"]["auc"]
-    assert set(s["claims"]["dqn_mmc_above_reactor_bonus"]["by_variant"]) == {"pixelcnn_pos_mmc", "cts_mmc"}
-    assert m["dqn_mmc_beta"] == 0.1 and s["claims"]["traces_cut"]["mmc_beta"] == 0.1
+    assert {v: line["kind"] for v, line in m["lines"].items()} == KINDS
+    assert s["verdict"] == "not testable at this profile" and s["kit_verdict"] == "not testable at this profile"
+    claims = s["claims"]
+    assert {k: c["kind"] for k, c in claims.items()} == {
+        "bonus_helps_reactor": "paper", "dqn_mmc_above_reactor_bonus": "paper", "traces_cut": "kit",
+        "position_bias_helps_reactor": "kit", "kit_dqn_above_reactor_bonus": "kit"}
+    # the paper's headline compares CTS with CTS; 2 seeds: min p 2^-2 = 0.25 > 0.025
+    assert claims["bonus_helps_reactor"]["lines"] == ["reactor_cts", "reactor"]
+    assert claims["dqn_mmc_above_reactor_bonus"]["lines"] == ["cts_mmc", "reactor_cts"]
+    for k in ("bonus_helps_reactor", "dqn_mmc_above_reactor_bonus"):
+        assert claims[k]["word"] == "not testable at this profile" and claims[k]["test"] == "sign_flip"
+        assert claims[k]["n"] == 2
+    assert claims["bonus_helps_reactor"]["values"] == m["per_seed"]["reactor_cts"]["auc"]
+    assert claims["bonus_helps_reactor"]["values_b"] == m["per_seed"]["reactor"]["auc"]
+    assert m["dqn_mmc_beta"] == 0.1 and claims["traces_cut"]["mmc_beta"] == 0.1
+    assert claims["traces_cut"]["lines"] == ["reactor_cts", "cts_mmc"]
     assert any("Retrace" in line for line in s["lines"])
     assert m["paper"]["mmc_beta"] == 0.1 and "25%" in m["paper"]["bonus_fraction"]
     assert m["main_figure"] == "reactor_deep_sea.png" and (out / m["main_figure"]).is_file()

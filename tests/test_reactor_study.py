@@ -1,96 +1,170 @@
-"""Notebook 13's pieces on hand-made values: each verdict rule (agrees, differs, inconclusive), the
-overall word, one run's values from a hand-made log, the trace summary from a hand-made traces.csv,
-and the settings' checks."""
+"""Notebook 13's pieces on hand-made values: the lines (the paper's CTS form on both sides of every
+paper claim, the kit's lines apart), each claim decided by the exact sign flip paired by seed id
+(agrees, differs, inconclusive, not testable), the kit's traces_cut never in the paper verdict, one
+run's values from a hand-made log (the score counts bsuite's logged solve episode), the trace summary
+from a hand-made traces.csv, and the settings' checks (the study profile refuses too few seeds and
+tuning seeds before any training)."""
 from __future__ import annotations
 
 import csv
 import math
 
-import numpy as np
 import pytest
 
 from pcnn_explore.experiments.agents import reactor_study as rs
 from pcnn_explore.run.log import LOG_COLUMNS
 from pcnn_explore.run.trace_log import TRACE_COLUMNS
 
-V = ("reactor", "reactor_pixelcnn_pos", "pixelcnn_pos_mmc")
-SEEDS = (1, 2, 3, 4, 5)
-T_975_4 = 2.7764451  # Student's t, 97.5% quantile, 4 degrees of freedom
+PAPER_LINES = ("reactor", "reactor_cts", "cts_mmc")
+ALL_LINES = PAPER_LINES + ("reactor_pixelcnn_pos", "pixelcnn_pos_mmc")
+SEEDS = tuple(range(401, 411))
 
 
-def _study(base, bonus, dqn, products, beta=0.1):
-    per = {v: {"auc": list(a), "late": list(a), "solved": [0.0] * len(a), "solve_episode": [401.0] * len(a)}
-           for v, a in zip(V, (base, bonus, dqn))}
-    return {"per_seed": per, "dqn_mmc_beta": beta, "runs": [],
-            "traces": {"reactor": {"from_start_product": [math.nan] * 5},
-                       "reactor_pixelcnn_pos": {"from_start_product": list(products)}}}
+def _study(base, bonus, dqn, products, beta=0.1, kit=None):
+    """Per-seed AUCs of Reactor, Reactor-CTS and DQN-CTS + MMC; ``products``: Reactor-CTS's trace
+    products per seed (NaN: no replay); ``kit``: (Reactor-PixelCNN-pos, DQN-PixelCNN-pos) AUCs."""
+    lines = dict(zip(PAPER_LINES, (base, bonus, dqn)))
+    if kit is not None:
+        lines.update(zip(ALL_LINES[3:], kit))
+    n = len(base)
+    per = {v: {"auc": list(a), "late": list(a), "solved": [0.0] * n, "solve_episode": [401.0] * n,
+               "bsuite_solve_episode": [401.0] * n} for v, a in lines.items()}
+    traces = {v: {"from_start_product": [math.nan] * n} for v in lines if v.startswith("reactor")}
+    traces["reactor_cts"] = {"from_start_product": list(products)}
+    return {"per_seed": per, "dqn_mmc_beta": beta, "runs": [], "traces": traces}
 
 
-def _paired(a, b):
-    d = np.asarray(a) - np.asarray(b)
-    half = T_975_4 * d.std(ddof=1) / math.sqrt(len(d))
-    return d.mean() - half, d.mean() + half
+def test_every_paper_claim_compares_the_papers_cts_form_on_both_sides():
+    from pcnn_explore.run.config import TrainConfig
+
+    paper = [c for c in rs.CLAIMS if c.kind == "paper"]
+    assert [(c.name, c.lines) for c in paper] == [("bonus_helps_reactor", ("reactor_cts", "reactor")),
+                                                  ("dqn_mmc_above_reactor_bonus", ("cts_mmc", "reactor_cts"))]
+    assert {c.name: c.kind for c in rs.CLAIMS if c.kind == "kit"} == {
+        "traces_cut": "kit", "position_bias_helps_reactor": "kit", "kit_dqn_above_reactor_bonus": "kit"}
+    smoke = rs.settings_for("smoke", variants=ALL_LINES)
+    configs = {x.variant: TrainConfig.preset("smoke", env=x.env, **x.config_fields()) for x in rs.specs(smoke, "/x")}
+    forms = {}
+    for c in paper:
+        for k in c.lines:
+            assert rs.LINES[k].kind in ("paper", "baseline")
+            cfg = configs[k]
+            if cfg.bonus != "none":
+                forms[k] = (cfg.bonus, cfg.pg_scale, cfg.pg_schedule, cfg.bonus_scale, cfg.scored_frame, cfg.novelty_epsilon)
+                assert cfg.mmc_beta == (0.1 if cfg.agent == "dqn" else 0.0)
+                assert cfg.bonus_fraction == (0.25 if cfg.agent == "reactor" else 1.0)
+    # the same density model and the paper's CTS form (c = 1 constant, beta 0.05), the state acted in scored
+    assert forms == {"reactor_cts": ("cts", 1.0, "constant", 0.05, "state", 0.0),
+                     "cts_mmc": ("cts", 1.0, "constant", 0.05, "state", 0.0)}
+    assert {k: v.kind for k, v in rs.LINES.items()} == {"reactor": "baseline", "reactor_cts": "paper", "cts_mmc": "paper",
+                                                        "reactor_pixelcnn_pos": "kit", "pixelcnn_pos_mmc": "kit"}
 
 
-def test_roles_follow_the_variant_rule():
-    assert rs.roles(V + ("cts_mmc", "dqn")) == {"reactor": "reactor", "reactor_bonus": "reactor_pixelcnn_pos",
-                                               "dqn_mmc": ["pixelcnn_pos_mmc", "cts_mmc"]}
-    assert rs.roles(("reactor", "cts")) == {"reactor": "reactor", "reactor_bonus": None, "dqn_mmc": []}
+def test_claims_that_hold_on_every_seed_agree_with_p_two_to_the_minus_ten():
+    base, bonus = [0.0] * 10, [0.5] * 5 + [0.7] * 5  # Reactor-CTS above Reactor on every seed
+    dqn = [0.9] * 10  # DQN-CTS + MMC above Reactor-CTS on every seed
+    c = rs.decide(_study(base, bonus, dqn, [0.01] * 10), SEEDS, PAPER_LINES)
+    assert set(c) == {"bonus_helps_reactor", "dqn_mmc_above_reactor_bonus", "traces_cut"}
+    helps = c["bonus_helps_reactor"]
+    assert (helps["word"], helps["kind"], helps["lines"], helps["test"], helps["n"]) == (
+        "agrees", "paper", ["reactor_cts", "reactor"], "sign_flip", 10)
+    assert helps["p_value"] == 2.0 ** -10 and helps["estimate"] == pytest.approx(0.6)  # only all-plus reaches 6.0
+    assert helps["labels"] == ["Reactor-CTS", "Reactor"] and helps["values"] == bonus and helps["values_b"] == base
+    sec42 = c["dqn_mmc_above_reactor_bonus"]
+    assert (sec42["word"], sec42["lines"], sec42["p_value"], sec42["n"]) == ("agrees", ["cts_mmc", "reactor_cts"],
+                                                                            2.0 ** -10, 10)
+    assert sec42["estimate"] == pytest.approx(0.3)
+    # traces_cut: beta - product = 0.09 on all 10 seeds: p = 2^-10, and it is the kit's
+    t = c["traces_cut"]
+    assert (t["word"], t["kind"], t["p_value"], t["n"], t["mmc_beta"]) == ("agrees", "kit", 2.0 ** -10, 10, 0.1)
+    assert rs.overall("study", c) == "agrees" and rs.kit_overall("study", c) == "agrees"
+    assert rs.overall("smoke", c) == "not testable at this profile"
 
 
-def test_every_claim_agrees_with_the_intervals_by_hand():
-    base, bonus, dqn = [0.0, 0.01, 0.0, 0.02, 0.01], [0.2, 0.25, 0.3, 0.22, 0.28], [0.5, 0.6, 0.55, 0.52, 0.58]
-    c = rs.decide(_study(base, bonus, dqn, [0.01, 0.02, 0.03, 0.02, 0.01]), SEEDS, V)
-    assert [c[k]["word"] for k in ("bonus_helps_reactor", "dqn_mmc_above_reactor_bonus")] == ["agrees"] * 2
-    assert c["bonus_helps_reactor"]["interval"] == pytest.approx(_paired(bonus, base), abs=1e-9)
-    assert c["dqn_mmc_above_reactor_bonus"]["interval"] == pytest.approx(_paired(dqn, bonus), abs=1e-9)
-    assert c["bonus_helps_reactor"]["values"] == bonus and c["bonus_helps_reactor"]["values_b"] == base
-    # beta - product over 5 seeds replaying a +1: the exact sign flip cannot go below 2^-5 = 0.031 > 0.025
-    assert c["traces_cut"]["word"] == "not testable at this profile"
-    assert c["traces_cut"]["interval"] == [-math.inf, math.inf]
-    assert c["traces_cut"]["seeds_with_replays"] == 5 and c["traces_cut"]["mmc_beta"] == 0.1
-    assert rs.overall("study", c) == "partly" and rs.overall("smoke", c) == "not testable at this profile"
-    # six seeds replaying a +1, every gap beta - product above 0: p = 2^-6; at 6 seeds the interval is
-    # [min gap, max gap] = [0.1 - 0.03, 0.1 - 0.01]
-    six = rs.decide(_study(base, bonus, dqn, [0.01, 0.02, 0.03, 0.02, 0.01, 0.02]), SEEDS, V)
-    assert six["traces_cut"]["word"] == "agrees"
-    assert six["traces_cut"]["interval"] == pytest.approx([0.07, 0.09], abs=1e-8)
-    assert rs.overall("study", six) == "agrees"
+def test_traces_cut_is_the_kits_and_never_changes_the_paper_verdict():
+    base, bonus, dqn = [0.0] * 10, [0.6] * 10, [0.9] * 10
+    below = rs.decide(_study(base, bonus, dqn, [0.01] * 10), SEEDS, PAPER_LINES)
+    above = rs.decide(_study(base, bonus, dqn, [0.5] * 10), SEEDS, PAPER_LINES)  # every product above beta 0.1
+    assert below["traces_cut"]["word"] == "agrees" and above["traces_cut"]["word"] == "differs"
+    assert above["traces_cut"]["p_value"] == 1.0  # beta - product = -0.4 on every seed
+    assert rs.overall("study", below) == rs.overall("study", above) == "agrees"
+    assert rs.kit_overall("study", below) == "agrees" and rs.kit_overall("study", above) == "differs"
+    # without the paper claims the traces alone give no paper verdict
+    only = {"traces_cut": below["traces_cut"]}
+    assert rs.overall("study", only) == "not testable at this profile" and rs.kit_overall("study", only) == "agrees"
+    # fewer than 2 seeds with a replay: inconclusive, still the kit's
+    one = rs.decide(_study(base, bonus, dqn, [0.01] + [math.nan] * 9), SEEDS, PAPER_LINES)["traces_cut"]
+    assert one["word"] == "inconclusive" and one["kind"] == "kit" and "1 seed(s)" in one["sentence"]
+    assert one["product_seeds"] == [401] and one["products"] == [0.01]
 
 
 def test_claims_that_go_the_other_way_differ():
-    base, bonus = [0.3, 0.35, 0.32, 0.31, 0.36], [0.1, 0.12, 0.11, 0.09, 0.1]  # the bonus Reactor worse
-    dqn = [0.0, 0.01, 0.0, 0.0, 0.02]  # DQN below the bonus Reactor
-    c = rs.decide(_study(base, bonus, dqn, [0.5, 0.6, 0.7, 0.55, 0.65]), SEEDS, V)
-    assert {k: x["word"] for k, x in c.items()} == {"bonus_helps_reactor": "differs", "dqn_mmc_above_reactor_bonus":
-                                                     "differs", "traces_cut": "not testable at this profile"}
-    six = rs.decide(_study(base, bonus, dqn, [0.5, 0.6, 0.7, 0.55, 0.65, 0.6]), SEEDS, V)
-    assert six["traces_cut"]["word"] == "differs"  # every product above beta: p below = 2^-6
-    assert c["bonus_helps_reactor"]["interval"][1] < 0
+    base, bonus = [0.3] * 10, [0.1] * 10  # Reactor-CTS below Reactor on every seed
+    dqn = [0.0] * 10  # DQN-CTS + MMC below Reactor-CTS
+    c = rs.decide(_study(base, bonus, dqn, [0.5] * 10), SEEDS, PAPER_LINES)
+    assert {k: x["word"] for k, x in c.items()} == {"bonus_helps_reactor": "differs",
+                                                     "dqn_mmc_above_reactor_bonus": "differs", "traces_cut": "differs"}
+    assert c["bonus_helps_reactor"]["p_value"] == 1.0 and c["bonus_helps_reactor"]["estimate"] == pytest.approx(-0.2)
     assert rs.overall("study", c) == "differs"
 
 
-def test_noise_is_inconclusive_never_agrees():
-    base = [0.2, 0.2, 0.2, 0.2, 0.2]
-    bonus = [0.3, 0.1, 0.25, 0.15, 0.2]  # differences +-: the interval holds 0
-    dqn = [0.4, 0.0, 0.3, 0.2, 0.1]
-    # products from 2 seeds straddling beta, the others replayed no +1 from an episode's start
-    c = rs.decide(_study(base, bonus, dqn, [0.05, math.nan, 0.2, math.nan, math.nan]), SEEDS, V)
-    assert {k: x["word"] for k, x in c.items()} == {"bonus_helps_reactor": "inconclusive", "dqn_mmc_above_reactor_bonus":
-                                                     "inconclusive", "traces_cut": "not testable at this profile"}
-    lo, hi = c["bonus_helps_reactor"]["interval"]
-    assert lo < 0 < hi and (lo, hi) == pytest.approx(_paired(bonus, base), abs=1e-9)
-    assert c["traces_cut"]["seeds_with_replays"] == 2 and c["traces_cut"]["products"] == [0.05, 0.2]
+def test_all_or_nothing_seeds_are_decided_by_the_exact_sign_flip():
+    # Reactor-CTS finds the +1 on 5 of 10 seeds (AUC 1), Reactor on none: differences five 1s and five 0s;
+    # the sign flip moves only the five 1s: p = P(all five +) = 2^-5 = 0.03125 > 0.025: inconclusive
+    # (a paired t interval, mean 0.5, sd 0.527, would call it: t = 3.0 > 2.262)
+    base, dqn = [0.0] * 10, [1.0] * 10
+    five = rs.decide(_study(base, [1.0, 0.0] * 5, dqn, [math.nan] * 10), SEEDS, PAPER_LINES)["bonus_helps_reactor"]
+    assert five["word"] == "inconclusive" and five["p_value"] == 2.0 ** -5 and five["n"] == 10
+    # six of ten: p = 2^-6 = 0.015625 <= 0.025: agrees
+    six = rs.decide(_study(base, [1.0] * 6 + [0.0] * 4, dqn, [math.nan] * 10), SEEDS, PAPER_LINES)
+    assert six["bonus_helps_reactor"]["word"] == "agrees" and six["bonus_helps_reactor"]["p_value"] == 2.0 ** -6
+    # DQN-CTS 1 on every seed against Reactor-CTS's [1, 0] * 5 / six ones: the same arithmetic
+    assert six["dqn_mmc_above_reactor_bonus"]["p_value"] == 2.0 ** -4  # four seeds where DQN leads
+    assert six["dqn_mmc_above_reactor_bonus"]["word"] == "inconclusive"
+    assert rs.overall("study", six) == "partly"
+
+
+def test_two_seeds_are_not_testable():
+    two = rs.decide(_study([0.0, 0.0], [1.0, 1.0], [1.0, 1.0], [0.01, 0.02]), (0, 1), PAPER_LINES)
+    # min p over 2 seeds: 2^-2 = 0.25 > 0.025
+    assert {k: x["word"] for k, x in two.items()} == {k: "not testable at this profile" for k in two}
+    assert two["bonus_helps_reactor"]["p_value"] == 0.25 and two["bonus_helps_reactor"]["n"] == 2
+    assert rs.overall("study", two) == "not testable at this profile"
+
+
+def test_kit_lines_get_kit_claims_only():
+    base, bonus, dqn = [0.0] * 10, [0.0] * 10, [0.0] * 10  # the paper's lines show nothing
+    kit = ([0.8] * 10, [0.9] * 10)  # the kit's PixelCNN lines lead on every seed
+    c = rs.decide(_study(base, bonus, dqn, [math.nan] * 10, kit=kit), SEEDS, ALL_LINES)
+    assert c["position_bias_helps_reactor"]["kind"] == "kit" and c["position_bias_helps_reactor"]["word"] == "agrees"
+    assert c["kit_dqn_above_reactor_bonus"]["lines"] == ["pixelcnn_pos_mmc", "reactor_pixelcnn_pos"]
+    assert c["kit_dqn_above_reactor_bonus"]["word"] == "agrees"
+    # differences all 0 on the paper's lines: p = 1 both ways: inconclusive; the kit's agreement never lifts it
+    assert c["bonus_helps_reactor"]["word"] == "inconclusive" and c["bonus_helps_reactor"]["p_value"] == 1.0
     assert rs.overall("study", c) == "inconclusive"
-    one = rs.decide(_study(base, bonus, dqn, [0.01, math.nan, math.nan, math.nan, math.nan]), SEEDS, V)
-    assert one["traces_cut"]["word"] == "inconclusive" and "1 seed(s)" in one["traces_cut"]["sentence"]
-    mixed = {**c, "bonus_helps_reactor": {"word": "agrees"}}
-    assert rs.overall("study", mixed) == "partly"
+    assert rs.kit_overall("study", c) == "partly"  # two kit claims agree, traces_cut inconclusive (no replay)
+    assert all(x["kind"] == "kit" for k, x in c.items() if set(x["lines"]) & {"reactor_pixelcnn_pos", "pixelcnn_pos_mmc"})
+    with pytest.raises(ValueError, match="kind must be paper or kit"):
+        rs.overall("study", {"x": {"word": "agrees"}})
 
 
 def test_claims_not_run_are_left_out():
-    c = rs.decide(_study([0.1] * 5, [0.2] * 5, [0.3] * 5, []), SEEDS, ("reactor",))
-    assert c == {} and rs.overall("study", c) == "not testable at this profile"
+    c = rs.decide(_study([0.1] * 10, [0.2] * 10, [0.3] * 10, [math.nan] * 10), SEEDS, ("reactor",))
+    assert c == {} and rs.overall("study", c) == "not testable at this profile" and rs.kit_overall("study", c) is None
+
+
+def test_summary_and_rows_say_each_claims_kind_test_p_and_n():
+    s = rs.ReactorStudySettings.preset("study", variants=PAPER_LINES)
+    summ = rs.summary(s, _study([0.0] * 10, [0.6] * 10, [0.9] * 10, [0.5] * 10))
+    assert summ["verdict"] == "agrees" and summ["kit_verdict"] == "differs"
+    assert any(line.startswith("paper: the bonus helps Reactor") and "test sign_flip, n = 10" in line
+               for line in summ["lines"])
+    assert any(line.startswith("kit: Retrace's trace product") for line in summ["lines"])
+    assert any("Reactor (baseline, samples from its policy)" in line for line in summ["lines"])
+    assert any("DQN-CTS + MMC (paper, epsilon-greedy)" in line for line in summ["lines"])
+    rows = rs.paper_rows(summ)
+    assert rows[0][0] == "paper: auc Reactor-CTS - Reactor" and "p = 0.000977, n = 10" in rows[0][2]
+    assert rows[2][0].startswith("kit: from_start_product")
 
 
 def _log(path, returns, complete=None):
@@ -103,15 +177,28 @@ def _log(path, returns, complete=None):
 
 
 def test_run_values_from_a_hand_made_log(tmp_path):
-    # 12 complete episodes and one cut: wins at episodes 3, 4 (1-based) -> 2 bad of 4 at e = 4 < 0.9
+    # 12 complete episodes and one cut: wins at episodes 3, 4 (1-based) -> 2 bad of 3 at e = 3 < 0.9
     _log(tmp_path / "log.csv", [0, 0, 0.99, 0.99, 0, 0, 0, 0, 0, 0, 0, 0.99, 0.99], [1] * 12 + [0])
     got = rs.run_values(tmp_path, 4)
     assert got["episodes"] == 12 and got["success"] == [0, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0, 1]
     assert got["auc"] == pytest.approx(3 / 12) and got["late"] == pytest.approx(1 / 3)  # episodes 10-12
-    assert got["solve_episode"] == 3 and got["solved"] and got["first_success"] == 3  # 2 bad of 3: 0.67 < 0.9
+    assert got["solve_episode"] == got["bsuite_solve_episode"] == 3 and got["solved"] and got["first_success"] == 3
     _log(tmp_path / "log.csv", [0] * 20)
     got = rs.run_values(tmp_path, 4)
-    assert got["solve_episode"] is None and not got["solved"] and got["first_success"] is None and got["auc"] == 0
+    assert got["solve_episode"] is None and got["bsuite_solve_episode"] is None and not got["solved"]
+    assert got["first_success"] is None and got["auc"] == 0
+
+
+def test_the_score_counts_bsuites_logged_solve_episode(tmp_path):
+    # 9 misses, then 2 wins: 9 bad of 11 = 0.818 < 0.9 at every-episode 11, but bsuite logs 10, 12, 14, ...:
+    # at 10, 9 bad of 10 = 0.9 (not below); at 12, 10 bad of 12 = 0.833: bsuite finds it solved at 12
+    _log(tmp_path / "log.csv", [0] * 9 + [0.99, 0.99, 0])
+    got = rs.run_values(tmp_path, 4)
+    assert got["solve_episode"] == 11 and got["bsuite_solve_episode"] == 12 and got["solved"] is True
+    # the same run cut after episode 11: bsuite never logged a solved episode, so it does not count
+    _log(tmp_path / "log.csv", [0] * 9 + [0.99, 0.99])
+    got = rs.run_values(tmp_path, 4)
+    assert got["solve_episode"] == 11 and got["bsuite_solve_episode"] is None and got["solved"] is False
 
 
 def test_run_traces_weights_each_learn_call_by_its_replays(tmp_path):
@@ -136,8 +223,9 @@ def test_run_traces_weights_each_learn_call_by_its_replays(tmp_path):
 
 @pytest.mark.parametrize("given, match", [
     (dict(sizes=(40,)), "one 33-step Reactor sequence"), (dict(variants=("reactor_mmc",)), "unknown variant"),
+    (dict(variants=("reactor_pixelcnn",)), "not a line of notebook 13"),
     (dict(variants=("reactor", "reactor")), "repeat"), (dict(episodes=0), "episodes"), (dict(seeds="0"), "tuple"),
-    (dict(variants=("cts_mmc",)), "at least one Reactor variant"), (dict(seeds=(1, 1)), "repeat"),
+    (dict(variants=("cts_mmc",)), "at least one Reactor line"), (dict(seeds=(1, 1)), "repeat"),
 ])
 def test_bad_settings_fail_before_any_run(tmp_path, given, match):
     with pytest.raises((ValueError, TypeError), match=match):
@@ -145,16 +233,38 @@ def test_bad_settings_fail_before_any_run(tmp_path, given, match):
     assert not any(tmp_path.iterdir())
 
 
+@pytest.mark.parametrize("seeds, match", [
+    (tuple(range(401, 406)), "5 seeds cannot decide .* needs at least 6"),  # 2^-5 = 0.031 > 0.025
+    (tuple(range(301, 311)), r"seeds \[301, 302, 303, 304, 305\] are tuning seeds"),
+    ((0, 1, 2, 3, 4, 5, 6, 7, 8, 9), r"seeds \[0, 1, 2, 3, 4\] are tuning seeds"),
+])
+def test_the_study_profile_refuses_before_any_training(tmp_path, seeds, match):
+    with pytest.raises(ValueError, match=match) as e:
+        rs.run(rs.ReactorStudySettings.preset("study", seeds=seeds), tmp_path)
+    assert "\n" not in str(e.value)  # one line
+    assert not any(tmp_path.iterdir())
+    with pytest.raises(ValueError, match=match):
+        rs.settings_for("study", seed=seeds[0], n_seeds=len(seeds))
+    # the smoke profile keeps its 2 seeds (0, 1): plumbing, never a verdict
+    assert rs.settings_for("smoke").seeds == (0, 1)
+
+
 def test_presets():
     s = rs.settings_for("study")
-    assert s.seeds == rs.STUDY_SEEDS and len(s.seeds) >= 5 and s.sizes == (10,) and s.steps(10) == 10 * s.episodes
-    assert rs.roles(s.variants)["dqn_mmc"] == ["pixelcnn_pos_mmc", "cts_mmc"]
+    assert s.seeds == tuple(range(401, 411)) and s.sizes == (10,) and s.steps(10) == 10 * s.episodes
+    assert s.variants == ALL_LINES
     assert max(rs.settings_for("paper").sizes) <= 33
     assert rs.settings_for("smoke", seed=3, n_seeds=2).seeds == (3, 4)
     specs = rs.specs(s, "/x")
-    assert len(specs) == 4 * 5 and specs[0].env == "DeepSea-10-v0" and specs[0].steps == 10 * s.episodes
+    assert len(specs) == 5 * 10 and specs[0].env == "DeepSea-10-v0" and specs[0].steps == 10 * s.episodes
+    cts = [x for x in specs if x.variant == "reactor_cts"][0]
+    assert dict(cts.overrides) == {"tensorboard": False, "bonus_fraction": 0.25, "bonus_scale": 0.05,
+                                   "intrinsic_only": False, "mmc_beta": 0.0, "novelty_epsilon": 0.0,
+                                   "pg_scale": 1.0, "pg_schedule": "constant", "scored_frame": "state"}
+    assert cts.display == "Reactor-CTS" and rs.line_labels(("pixelcnn_pos_mmc",)) == {
+        "pixelcnn_pos_mmc": "DQN-PixelCNN, position bias + MMC (kit)"}
 
 
 def test_the_papers_claim_is_the_reports_claim():
     """The report index shows ``paper.verdict`` as the notebook's claim: 13 states both of its claims."""
-    assert "Fig. 7, 8" in rs.PAPER["verdict"] and "Sec. 4.2" in rs.PAPER["verdict"]
+    assert "Fig. 7, 8" in rs.PAPER["verdict"] and "Sec. 4.2" in rs.PAPER["verdict"] and "CTS" in rs.PAPER["verdict"]
