@@ -41,25 +41,27 @@ def test_coverage_curve_steps_between_episode_ends(tmp_path):
     np.testing.assert_array_equal(exp.coverage_curve(log, grid), [0, 15, 15, 20, 20, 31, np.nan])
 
 
-def _row(seeds, reached, cells=(10,), reachable=20, late=None):
-    """A success_table row; ``late``: late +1 episodes per seed (default: 5 for each seed that reached late)."""
+def _row(seeds, reached, cells=(10,), reachable=20, late=None, first_seed=401):
+    """A success_table row over seeds ``first_seed, first_seed + 1, ...``; ``late``: late +1 episodes per
+    seed (default: 5 for each of the first ``reached`` seeds, 0 for the others)."""
     late = list(late) if late is not None else [5] * reached + [0] * (seeds - reached)
-    return {"seeds": seeds, "reached_late": reached, "late_successes": late, "first_success_steps": [],
-            "distinct_cells": list(cells), "reachable_cells": reachable}
+    return {"seeds": seeds, "seed_ids": list(range(first_seed, first_seed + seeds)), "reached_late": reached,
+            "late_successes": late, "first_success_steps": [], "distinct_cells": list(cells),
+            "reachable_cells": reachable}
 
 
-def test_deep_sea_goal_and_verdict_on_hand_made_tables():
+def test_strict_goal_and_verdict_on_hand_made_tables():
     table = {"dqn": {10: _row(3, 0), 20: _row(3, 0)}, "dqn_mmc": {10: _row(3, 0), 20: _row(3, 1)},
              "cts_mmc": {10: _row(3, 3), 20: _row(3, 3)}, "pixelcnn_pos_mmc": {10: _row(3, 3), 20: _row(3, 2)},
              "pixelcnn_mmc": {10: _row(3, 0), 20: _row(3, 0)}}
-    g = exp.deep_sea_goal(table)
-    assert g["sizes"] == [20] and g["holds"] is False and g["largest_separated"] == 10
-    assert g["detail"][20]["pixelcnn_pos_mmc"] == "2 of 3 seeds"
+    g = exp.strict_goal(table)
+    assert g["kind"] == "kit" and g["sizes"] == [20] and g["holds"] is False and g["largest_separated"] == 10
+    assert exp.deep_sea_goal(table)["detail"][20]["pixelcnn_pos_mmc"] == "2 of 3 seeds"
     table["pixelcnn_pos_mmc"][20] = _row(3, 3)
     table["dqn_mmc"][20] = _row(3, 0)
-    assert exp.deep_sea_goal(table)["holds"] is True and exp.deep_sea_goal(table)["largest_separated"] == 20
+    assert exp.strict_goal(table)["holds"] is True and exp.strict_goal(table)["largest_separated"] == 20
     small = {v: {10: rows[10]} for v, rows in table.items()}
-    assert exp.deep_sea_goal(small)["holds"] is None  # no N >= 20 was run
+    assert exp.strict_goal(small)["holds"] is None  # no N >= 20 was run
     # the verdict: the words of the paper's goals combined; kit goals never enter it
     def paper(word):
         return {"kind": "paper", "word": word}
@@ -72,37 +74,70 @@ def test_deep_sea_goal_and_verdict_on_hand_made_tables():
     assert exp.verdict("study", {"a": paper("partly")}) == "partly"  # a goal that partly agrees stays partly
     assert exp.verdict("study", {"a": paper(None)}) == "not testable at this profile"
     assert exp.verdict("smoke", {"a": paper("agrees")}) == "not testable at this profile"
+    assert exp.verdict("study", {"a": paper("inconclusive"), "k": {"kind": "kit", "word": "agrees"}}) == "inconclusive"
 
 
-def test_deep_sea_paper_claim_decided_over_seeds_by_hand():
-    # DQN-CTS late +1 episodes per seed [5, 7, 9] against DQN's [0, 0, 0]: paired differences mean 7,
-    # sd 2; t(0.975, 2) = 4.302653, half width 4.302653 * 2 / sqrt(3) = 4.968276 -> [2.0317, 11.9683]: agrees
-    table = {"dqn": {10: _row(3, 0, late=[0, 0, 0])}, "cts_mmc": {10: _row(3, 3, late=[5, 7, 9])},
-             "pixelcnn_pos_mmc": {10: _row(3, 2, late=[1, 0, 2])}}
+def test_deep_sea_paper_claim_decided_by_fishers_exact_test_by_hand():
+    # 10 seeds (401-410): DQN-CTS reaches the +1 late on 6, DQN on none. Fisher one-sided p = P(all 6 of the
+    # 20 seeds' successes fall on DQN-CTS) = C(10, 6) C(10, 0) / C(20, 6) = 210 / 38760 = 0.005418 <= 0.025
+    table = {"dqn": {10: _row(10, 0)}, "cts_mmc": {10: _row(10, 6)}, "pixelcnn_mmc": {10: _row(10, 0)}}
     g = exp.deep_sea_goal(table)
-    assert g["kind"] == "paper" and g["holds"] is None  # the issue's strict goal needs N >= 20
+    assert g["kind"] == "paper" and g["lines"] == ["cts_mmc", "pixelcnn_mmc"] and g["hard"] == [10]
     cts = g["seed_tests"][10]["cts_mmc"]
-    assert cts["word"] == "agrees" and cts["sentence"].startswith("agrees: ")
-    assert cts["interval"] == pytest.approx([7 - 4.968276, 7 + 4.968276], abs=1e-5)
-    # [1, 0, 2] - [0, 0, 0]: mean 1, sd 1, half width 4.302653 / sqrt(3) = 2.484138 -> holds 0: inconclusive
-    pos = g["seed_tests"][10]["pixelcnn_pos_mmc"]
-    assert pos["word"] == "inconclusive" and pos["interval"] == pytest.approx([1 - 2.484138, 1 + 2.484138], abs=1e-5)
-    assert g["word"] == "partly" and g["hard"] == [10]
+    assert (cts["word"], cts["test"], cts["n"]) == ("agrees", "fisher", 20)
+    assert cts["p_value"] == pytest.approx(210 / 38760, rel=1e-12) and cts["sentence"].startswith("agrees: ")
+    assert "6/10" in cts["sentence"] and "0/10" in cts["sentence"]
+    # the paper's PixelCNN 0 of 10 against 0 of 10: p = 1 both ways: inconclusive
+    pix = g["seed_tests"][10]["pixelcnn_mmc"]
+    assert pix["word"] == "inconclusive" and pix["p_value"] == 1.0
+    assert g["word"] == "partly"
+    # 4 seeds, 4 of 4 against 0 of 4: p = 1 / C(8, 4) = 1/70: agrees (the fewest seeds Fisher can decide with)
+    four = {"dqn": {10: _row(4, 0)}, "cts_mmc": {10: _row(4, 4)}}
+    assert exp.deep_sea_goal(four)["seed_tests"][10]["cts_mmc"]["p_value"] == pytest.approx(1 / 70, rel=1e-12)
+    assert exp.deep_sea_goal(four)["word"] == "agrees"
+    # the study profile's 3 seeds: 3 of 3 against 0 of 3 could reach only 1 / C(6, 3) = 0.05: not testable,
+    # never a t verdict
+    three = {"dqn": {10: _row(3, 0, late=[0, 0, 0])}, "cts_mmc": {10: _row(3, 3, late=[5, 7, 9])}}
+    t3 = exp.deep_sea_goal(three)
+    assert t3["word"] == "not testable at this profile"
+    assert t3["seed_tests"][10]["cts_mmc"]["word"] == "not testable at this profile"
+    assert "needs at least 4 seeds per line" in t3["seed_tests"][10]["cts_mmc"]["sentence"]
+    assert exp.summary("study", three, _ROOMS, _Maps(_LOCATED))["verdict"] == "not testable at this profile"
     # a size DQN solves too is reported but does not decide the claim (no difference is expected there)
-    table["dqn"][6] = _row(3, 3, late=[9, 9, 9])
-    table["cts_mmc"][6] = _row(3, 3, late=[9, 9, 9])
+    table["dqn"][6] = _row(10, 10)
+    table["cts_mmc"][6] = _row(10, 10)
     g6 = exp.deep_sea_goal(table)
-    # [9, 9, 9] - [9, 9, 9]: no spread, so the exact sign flip decides; 3 seeds never reach 0.025 (min p 1/8)
-    assert g6["hard"] == [10] and g6["word"] == "partly"
-    assert g6["seed_tests"][6]["cts_mmc"]["word"] == "not testable at this profile"
-    del table["cts_mmc"][6], table["dqn"][6]
-    table["pixelcnn_pos_mmc"][10] = _row(3, 0, late=[0, 0, 0])  # no difference at all, 3 seeds: not testable
-    table["cts_mmc"][10] = _row(3, 0, late=[0, 0, 0])
-    assert exp.deep_sea_goal(table)["word"] == "not testable at this profile"
-    six = {v: {10: _row(6, 0, late=[0] * 6)} for v in ("dqn", "cts_mmc")}  # 6 seeds: p = 1 both ways
-    assert exp.deep_sea_goal(six)["word"] == "inconclusive"
-    one_seed = {"dqn": {10: _row(1, 0)}, "cts_mmc": {10: _row(1, 1)}}
-    assert exp.deep_sea_goal(one_seed)["word"] is None and exp.deep_sea_goal(one_seed)["seed_tests"] == {}
+    assert g6["hard"] == [10] and g6["word"] == "partly" and g6["seed_tests"][6]["cts_mmc"]["word"] == "inconclusive"
+
+
+def test_the_seeds_are_keyed_by_their_ids():
+    # DQN ran seeds 401-410, DQN-CTS seeds 401-410 listed in another order: the same counts, the same test
+    rows = {"dqn": {10: _row(10, 0)}, "cts_mmc": {10: _row(10, 6)}}
+    turned = dict(rows["cts_mmc"][10], seed_ids=list(range(410, 400, -1)), late_successes=[0] * 4 + [5] * 6)
+    a = exp.deep_sea_goal(rows)["seed_tests"][10]["cts_mmc"]
+    b = exp.deep_sea_goal({"dqn": rows["dqn"], "cts_mmc": {10: turned}})["seed_tests"][10]["cts_mmc"]
+    assert a["p_value"] == b["p_value"] and a["word"] == b["word"] == "agrees"
+    runs = [exp.DeepSeaRun("dqn", 5, s, 200, 40, 0, 0, float("nan"), 5, 15) for s in (403, 401)]
+    assert exp.success_table(runs)["dqn"][5]["seed_ids"] == [403, 401]
+
+
+def test_a_kit_model_is_absent_from_the_paper_verdict():
+    # the kit's position-biased PixelCNN reaches the +1 late on every seed, the paper's lines on none
+    table = {"dqn": {10: _row(10, 0)}, "cts_mmc": {10: _row(10, 0)}, "pixelcnn_pos_mmc": {10: _row(10, 10)}}
+    g = exp.deep_sea_goal(table)
+    assert set(g["seed_tests"][10]) == {"cts_mmc"} and "pixelcnn_pos_mmc" not in g["lines"]
+    assert g["word"] == "inconclusive"  # 0 of 10 against 0 of 10
+    k = exp.deep_sea_kit_goal(table)
+    # 10 of 10 against 0 of 10: p = 1 / C(20, 10) = 1 / 184756
+    assert k["kind"] == "kit" and k["seed_tests"][10]["pixelcnn_pos_mmc"]["p_value"] == pytest.approx(1 / 184756)
+    assert k["word"] == "agrees" and k["holds"] is True
+    s = exp.summary("study", table, _ROOMS, _Maps(_LOCATED))
+    assert s["verdict"] == "inconclusive"  # not "partly": the kit's agreement never enters it
+    found = {f["name"]: (f["kind"], f["answer"]) for f in s["findings"]}
+    assert found["deep_sea"] == ("paper", "inconclusive") and found["deep_sea_kit"] == ("kit", "holds")
+    # undecided kit test: answered in words that are no verdict on the paper
+    few = {"dqn": {10: _row(3, 0)}, "pixelcnn_pos_mmc": {10: _row(3, 3)}}
+    assert exp.findings("study", {"deep_sea_kit": exp.deep_sea_kit_goal(few)})[0]["answer"] == "undecided"
 
 
 class _Maps:
@@ -115,6 +150,12 @@ class _Maps:
         return self.summ
 
 
+_LOCATED = {"pixelcnn": {"row_spread_nats": 0.05, "spearman_log_rho_vs_visits": 0.07},
+            "cts": {"row_spread_nats": 3.0, "spearman_log_rho_vs_visits": 1.0},
+            "pixelcnn_pos": {"row_spread_nats": 2.0, "spearman_log_rho_vs_visits": 0.97}}
+_ROOMS = {"steps": np.array([10]), "cells": {"dqn": np.array([[10], [10]]), "cts_mmc_intrinsic": np.array([[40], [40]])}}
+
+
 def test_a_kit_finding_never_counts_as_agreement_with_the_paper():
     from pcnn_explore.verdicts import VERDICTS
 
@@ -124,16 +165,17 @@ def test_a_kit_finding_never_counts_as_agreement_with_the_paper():
                      "pixelcnn_pos": {"row_spread_nats": 2.0, "spearman_log_rho_vs_visits": 0.97}})
     rooms = {"steps": np.array([10]), "cells": {"dqn": np.array([[10], [10]]),
                                                "cts_mmc_intrinsic": np.array([[40], [40]])}}
-    # (6 seeds: fewer could not reach 0.025 by the exact sign flip, and the claim would be not testable)
+    # 6 seeds, 0 of 6 against 0 of 6: Fisher's p = 1 both ways, and 6 seeds could reach 1 / C(12, 6): inconclusive
     table = {"dqn": {10: _row(6, 0, late=[0] * 6)}, "cts_mmc": {10: _row(6, 0, late=[0] * 6)}}
     s = exp.summary("study", table, rooms, located)
     kinds = {f["name"]: (f["kind"], f["answer"]) for f in s["findings"]}
-    assert kinds == {"deep_sea": ("paper", "inconclusive"), "coverage": ("kit", "holds"),
+    assert kinds == {"deep_sea": ("paper", "inconclusive"), "deep_sea_kit": ("kit", "not run at this profile"),
+                     "strict_goal": ("kit", "not run at this profile"), "coverage": ("kit", "holds"),
                      "location": ("kit", "holds")}
     assert s["verdict"] == "inconclusive"  # not "agrees", though both kit findings hold
     assert all(f["answer"] not in VERDICTS for f in s["findings"] if f["kind"] == "kit")
     assert [line.split(":")[0] for line in s["lines"] if not line.startswith("  ")] == [
-        "paper", "kit (the issue's goal, not the paper's claim)", "kit", "kit"]
+        "paper", "kit", "kit (the issue's goal, not the paper's claim)", "kit", "kit"]
     # sentences in words, for the report: no Python list or None in them
     assert "late in no seed (N = 10): inconclusive" in s["lines"][0]
     assert any(x.endswith("baselines in none: none") for x in s["lines"])
@@ -146,7 +188,11 @@ def test_a_kit_finding_never_counts_as_agreement_with_the_paper():
 
     m = exp.metrics(exp.ExplorationSettings(), table, rooms, located, s)
     assert verdict_word(m) == "inconclusive" and m["paper"] == exp.PAPER
-    assert [f["kind"] for f in m["summary"]["findings"]] == ["paper", "kit", "kit"]
+    assert [f["kind"] for f in m["summary"]["findings"]] == ["paper", "kit", "kit", "kit", "kit"]
+    assert m["deep_sea_lines"]["pixelcnn_pos_mmc"]["kind"] == "kit" and m["deep_sea_lines"]["cts_mmc"]["kind"] == "paper"
+    assert m["deep_sea_lines"]["cts_mmc"]["settings"] == {"bonus_scale": 0.05, "intrinsic_only": False, "mmc_beta": 0.1,
+                                                          "novelty_epsilon": 0.0, "pg_scale": 1.0,
+                                                          "pg_schedule": "constant", "scored_frame": "state"}
     assert m["summary"]["goals"]["location"] == {"kind": "kit", "holds": True}
     # goals without a kind are refused, so nothing unlabelled can count
     with pytest.raises(ValueError, match="kind must be one of"):
@@ -195,7 +241,8 @@ def test_count_maps_summary_on_hand_made_maps():
 
 @pytest.mark.parametrize("field, value, error", [
     ("deep_sea_sizes", (2,), ValueError), ("deep_sea_sizes", (51,), ValueError), ("seeds", (), TypeError),
-    ("deep_sea_variants", ("dqn_intrinsic",), ValueError), ("late_fraction", 0.0, ValueError),
+    ("deep_sea_variants", ("dqn_intrinsic",), ValueError), ("deep_sea_variants", ("convcts_mmc",), ValueError),
+    ("late_fraction", 0.0, ValueError),
     ("room_steps", 0, ValueError), ("room_env", "MiniGrid-Nowhere-v0", ValueError), ("counts_size", 2, ValueError),
 ])
 def test_bad_settings_are_rejected(field, value, error):

@@ -33,6 +33,16 @@ def test_notebook_12_smoke(notebook_runner, tmp_path):
         assert row["first_success_steps"] == [wins[0] if wins else None]
         assert row["distinct_cells"] == [int(float(rows[-1]["distinct_cells"]))]
         assert 5 <= row["distinct_cells"][0] <= 15  # the first episode alone occupies 5 cells (one per row)
+        assert row["seed_ids"] == [0]
+        # each line's settings as stated: the paper's bonus form of its model, the state acted in, epsilon-greedy
+        cfg = json.loads((runs / "deep_sea" / "DeepSea-5-v0" / f"{variant}_s0" / "settings.json").read_text())
+        assert cfg["novelty_epsilon"] == 0.0 and cfg["scored_frame"] == "state"
+        assert cfg["mmc_beta"] == (0.0 if variant == "dqn" else 0.1)
+        if variant != "dqn":
+            assert (cfg["pg_scale"], cfg["pg_schedule"], cfg["bonus_scale"]) == (
+                (1.0, "constant", 0.05) if variant == "cts_mmc" else (0.1, "inverse_sqrt", 1.0))
+        assert m["deep_sea_lines"][variant]["kind"] == {"dqn": "baseline", "cts_mmc": "paper",
+                                                        "pixelcnn_pos_mmc": "kit"}[variant]
         for r in rows:  # a return > 0.5 is the +1 less some costs; every other is <= 0
             assert float(r["return"]) <= 0.0 or 0.99 - 1e-9 <= float(r["return"]) <= 1.0
     # the egocentric task: final distinct cells = the last log row's
@@ -49,19 +59,23 @@ def test_notebook_12_smoke(notebook_runner, tmp_path):
     assert m["count_maps"]["cts"]["spearman_log_rho_vs_visits"] > 0.5  # CTS counts even on 20 episodes
     s = m["summary"]
     assert s["verdict"] == "not testable at this profile"
-    assert s["goals"]["deep_sea"]["holds"] is None  # no N >= 20 in smoke
+    assert s["goals"]["strict_goal"]["holds"] is None  # no N >= 20 in smoke
+    # the kit's model is absent from the paper's claim: only the paper's DQN-CTS is tested there
+    assert s["goals"]["deep_sea"]["lines"] == ["cts_mmc"] and s["goals"]["deep_sea_kit"]["lines"] == ["pixelcnn_pos_mmc"]
+    assert set(s["goals"]["deep_sea"]["seed_tests"]["5"]) == {"cts_mmc"}
+    assert set(s["goals"]["deep_sea_kit"]["seed_tests"]["5"]) == {"pixelcnn_pos_mmc"}
     assert any("does not hold" in line or "holds" in line or "not run" in line for line in s["lines"])
     assert (tmp_path / Path(NAME).stem / "count_maps.png").is_file()
     # each finding says what it is about; the kit's questions never make the verdict on the paper
-    assert {f["name"]: f["kind"] for f in s["findings"]} == {"deep_sea": "paper", "coverage": "kit",
-                                                              "location": "kit"}
-    assert {g: s["goals"][g]["kind"] for g in s["goals"]} == {"deep_sea": "paper", "coverage": "kit",
-                                                               "location": "kit"}
+    kinds = {"deep_sea": "paper", "deep_sea_kit": "kit", "strict_goal": "kit", "coverage": "kit", "location": "kit"}
+    assert {f["name"]: f["kind"] for f in s["findings"]} == kinds
+    assert {g: s["goals"][g]["kind"] for g in s["goals"]} == kinds
     for f in s["findings"]:
-        if f["kind"] == "paper":  # one seed decides nothing
-            assert f["answer"] == "not testable at this profile" and s["goals"]["deep_sea"]["seed_tests"] == {}
+        if f["kind"] == "paper":  # one seed decides nothing: Fisher's exact test needs 4 per line
+            assert f["answer"] == "not testable at this profile"
+            assert s["goals"]["deep_sea"]["seed_tests"]["5"]["cts_mmc"]["word"] == "not testable at this profile"
         else:
-            assert f["answer"] in ("holds", "does not hold", "not run at this profile")
+            assert f["answer"] in ("holds", "does not hold", "undecided", "not run at this profile")
     assert s["lines"][0].startswith("paper: ") and all(
         line.startswith(("paper", "kit", "  ")) for line in s["lines"])
     # the settings and the cost of the DeepSea runs are printed from the run, not written by hand
@@ -69,4 +83,7 @@ def test_notebook_12_smoke(notebook_runner, tmp_path):
     printed = "".join(o.get("text", "") if isinstance(o.get("text"), str) else "".join(o.get("text", []))
                       for c in cells if c["cell_type"] == "code" for o in c.get("outputs", []))
     assert "DQN-CTS on DeepSea-5-v0 (smoke profile): network mlp" in printed
+    assert "PG scale c = 1 (constant), bonus scale beta 0.05, MMC beta 0.1, the density model scores state, " \
+           "epsilon-greedy (paper line)." in printed
+    assert "pixelcnn_pos_mmc (kit): " in printed
     assert "3 DeepSea runs, 600 agent steps in all; this cell took" in printed  # 3 variants x 40 episodes x 5

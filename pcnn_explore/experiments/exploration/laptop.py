@@ -4,9 +4,11 @@ why does the paper's PixelCNN need to know *where* a pixel is?
 Three parts, each a function of :class:`ExplorationSettings`:
 
 - :func:`run_deep_sea`: DeepSea-N (:mod:`pcnn_explore.envs.deep_sea`) for each N of ``deep_sea_sizes``
-  and each agent variant (:mod:`pcnn_explore.run.variants`; default DQN, DQN + MMC,
-  DQN-CTS, DQN-PixelCNN, DQN-PixelCNN with the position bias, and CTS intrinsic reward only),
-  ``seeds`` runs each of ``deep_sea_episodes`` episodes (N agent steps per episode). A run
+  and each line of :data:`DEEP_SEA_LINES` (the named lines of
+  :mod:`pcnn_explore.experiments.agents.lines`, every setting stated: the baselines DQN and DQN + MMC;
+  the paper's DQN-CTS, DQN-PixelCNN and CTS intrinsic reward only, each with its paper bonus form,
+  the state acted in scored, MMC 0.1, epsilon-greedy; the kit's DQN-PixelCNN with the position
+  bias), ``seeds`` runs each of ``deep_sea_episodes`` episodes (N agent steps per episode). A run
   *reaches the goal late in training* when an episode ending in the last ``late_fraction`` of its
   steps pays the +1 (return > 0.5; every other return is <= 0).
 - :func:`run_rooms`: coverage (distinct cells visited against agent steps, ``log.csv``'s
@@ -15,9 +17,15 @@ Three parts, each a function of :class:`ExplorationSettings`:
 - :func:`pseudo_count_maps`: each density model trained on the DeepSea frames of a random walk,
   then asked for the pseudo-count of the agent in every cell, beside the true visit counts.
 
+The paper's claim (:func:`deep_sea_goal`) is decided on the paper's lines alone, per seed whether
+the run reached the goal late, by Fisher's exact test (:func:`pcnn_explore.verdicts.solved_verdict`,
+seeds keyed by their ids); it needs :func:`pcnn_explore.verdicts.seeds_needed` ("fisher": 4) seeds
+per line to be testable at all and is "not testable at this profile" with fewer (the study
+profile's 3 seeds). The kit's line gets the same test as a kit finding (:func:`deep_sea_kit_goal`).
+
 Every training run is one :func:`pcnn_explore.train.train` run (TrainConfig presets, DeepSea's
-:func:`pcnn_explore.envs.env_defaults`), run through :func:`pcnn_explore.experiments.agents.agent_runs.run_specs`.
-Steps are agent steps throughout.
+:func:`pcnn_explore.envs.env_defaults`, the line's settings on top), run through
+:func:`pcnn_explore.experiments.agents.agent_runs.run_specs`. Steps are agent steps throughout.
 """
 from __future__ import annotations
 
@@ -30,6 +38,7 @@ import numpy as np
 
 from pcnn_explore.envs.deep_sea import deep_sea_id, deep_sea_size, occupiable_cells
 from pcnn_explore.experiments.agents.agent_runs import RunSpec, run_specs
+from pcnn_explore.experiments.agents.lines import baseline_line, line as named_line
 from pcnn_explore.run.variants import check_variant
 from pcnn_explore.run.variants import variant_label as label  # the paper's name of a variant
 from pcnn_explore.experiments.exploration.count_maps import CountMaps, pseudo_count_maps, random_walk_frames
@@ -37,12 +46,18 @@ from pcnn_explore.profiles import ExperimentSettings, check_profile
 
 __all__ = ["ExplorationSettings", "DeepSeaRun", "label", "deep_sea_specs", "room_specs", "run_deep_sea", "run_rooms",
            "read_deep_sea_run", "coverage_curve", "random_walk_frames", "pseudo_count_maps", "CountMaps",
-           "success_table", "deep_sea_lines", "coverage_table", "map_cells", "deep_sea_goal", "coverage_goal",
-           "location_goal", "verdict", "findings", "summary", "metrics", "settings_text", "run_cost_line",
+           "success_table", "deep_sea_lines", "coverage_table", "map_cells", "deep_sea_goal", "deep_sea_kit_goal",
+           "strict_goal", "coverage_goal", "DEEP_SEA_LINES", "PAPER_AGENTS", "KIT_AGENTS", "BONUS_AGENTS",
+           "location_goal", "verdict", "findings", "summary", "metrics", "settings_text", "lines_text", "run_cost_line",
            "SUCCESS_RETURN", "GOAL_N", "KINDS", "PAPER"]
 
 #: an episode whose return exceeds this paid DeepSea's +1 (its return is 1 - k 0.01/N; any other is <= 0)
 SUCCESS_RETURN = 0.5
+#: the DeepSea lines by variant name, each a named line with every setting stated and its kind
+#: ("baseline", "paper" or "kit"): :mod:`pcnn_explore.experiments.agents.lines`
+DEEP_SEA_LINES = {v.variant: v for v in (baseline_line(), baseline_line(mmc=True), named_line("paper_cts"),
+                                         named_line("paper_pixelcnn"), named_line("kit_pixelcnn_pos"),
+                                         named_line("paper_cts_intrinsic"))}
 
 
 @dataclasses.dataclass
@@ -102,6 +117,10 @@ class ExplorationSettings(ExperimentSettings):
                                  f"{DEEP_SEA_SIZES[0]}..{DEEP_SEA_SIZES[-1]}, got {n!r}")
         for v in (*self.deep_sea_variants, *self.room_variants):
             check_variant(v)
+        for v in self.deep_sea_variants:
+            if v not in DEEP_SEA_LINES:
+                raise ValueError(f"deep_sea_variants: {v!r} is not a DeepSea line of notebook 12: choose from "
+                                 f"{', '.join(DEEP_SEA_LINES)}")
         for name in ("deep_sea_episodes", "room_steps", "counts_size", "counts_episodes", "workers"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
@@ -120,12 +139,19 @@ def _specs(env: str, variants, seeds, steps: int, profile: str, root: Path, over
             for v in variants for s in seeds]
 
 
+def _deep_sea_fields(settings: ExplorationSettings, variant: str) -> dict[str, Any]:
+    """The TrainConfig fields of ``variant``'s DeepSea runs: ``deep_sea_overrides`` with the line's own
+    settings (:data:`DEEP_SEA_LINES`) on top."""
+    return {**dict(settings.deep_sea_overrides), **dict(DEEP_SEA_LINES[variant].overrides)}
+
+
 def deep_sea_specs(settings: ExplorationSettings, out_root: str | os.PathLike) -> list[RunSpec]:
-    """One RunSpec per N x variant x seed; N x ``deep_sea_episodes`` steps each, under ``out_root/deep_sea``."""
+    """One RunSpec per N x variant x seed; N x ``deep_sea_episodes`` steps each, under ``out_root/deep_sea``;
+    each with its line's settings (:func:`_deep_sea_fields`)."""
     root = Path(out_root) / "deep_sea"
-    return [spec for n in settings.deep_sea_sizes
-            for spec in _specs(deep_sea_id(n), settings.deep_sea_variants, settings.seeds,
-                               n * settings.deep_sea_episodes, settings.profile, root, settings.deep_sea_overrides)]
+    return [spec for n in settings.deep_sea_sizes for v in settings.deep_sea_variants
+            for spec in _specs(deep_sea_id(n), (v,), settings.seeds, n * settings.deep_sea_episodes, settings.profile,
+                               root, _deep_sea_fields(settings, v))]
 
 
 def room_specs(settings: ExplorationSettings, out_root: str | os.PathLike) -> list[RunSpec]:
@@ -222,15 +248,16 @@ def map_cells(env_id: str) -> int | None:
 
 # ------------------------------------------------------------------------------- summaries
 def success_table(runs: list[DeepSeaRun]) -> dict[str, dict[int, dict[str, Any]]]:
-    """variant -> N -> {"seeds": runs, "reached_late": seeds that reach the goal late in training,
-    "late_successes": per seed, episodes paying +1 in the late part, "first_success_steps": per
-    seed (NaN: never), "distinct_cells": per seed, "reachable_cells": N (N + 1) / 2}."""
+    """variant -> N -> {"seeds": runs, "seed_ids": the seeds' ids in run order, "reached_late": seeds that
+    reach the goal late in training, "late_successes": per seed, episodes paying +1 in the late part,
+    "first_success_steps": per seed (NaN: never), "distinct_cells": per seed, "reachable_cells": N (N + 1) / 2}."""
     table: dict[str, dict[int, dict[str, Any]]] = {}
     for r in runs:
         row = table.setdefault(r.variant, {}).setdefault(r.size, {
-            "seeds": 0, "reached_late": 0, "late_successes": [], "first_success_steps": [], "distinct_cells": [],
+            "seeds": 0, "seed_ids": [], "reached_late": 0, "late_successes": [], "first_success_steps": [], "distinct_cells": [],
             "reachable_cells": r.reachable_cells})
         row["seeds"] += 1
+        row["seed_ids"].append(r.seed)
         row["reached_late"] += int(r.reached_late)
         row["late_successes"].append(r.late_successes)
         row["first_success_steps"].append(r.first_success_step)
@@ -257,16 +284,22 @@ def coverage_table(rooms: dict[str, Any]) -> dict[str, dict[str, float]]:
     return out
 
 
-BONUS_AGENTS = ("cts_mmc", "pixelcnn_pos_mmc")  # the goal: these reach DeepSea's +1 in every seed
+#: the paper's lines whose claim notebook 12 decides: the paper's bonus agents against DQN
+PAPER_AGENTS = ("cts_mmc", "pixelcnn_mmc")
+#: the kit's line, decided the same way as a kit finding
+KIT_AGENTS = ("pixelcnn_pos_mmc",)
+BONUS_AGENTS = ("cts_mmc", "pixelcnn_pos_mmc")  # the issue's strict goal (kit): these reach DeepSea's +1 in every seed
 BASELINES = ("dqn", "dqn_mmc")  # ... and these in none
 GOAL_N = 20  # ... on DeepSea-N with N >= GOAL_N (the issue's goal)
 #: the paper's claim that notebook 12 decides (metrics.json's ``paper``, shown by the report index)
 PAPER = {"verdict": "the pseudo-count bonus (with MMC) makes DQN explore: it reaches a sparse reward that "
-                    "epsilon-greedy DQN does not (hard exploration games); notebook 12's other findings are "
-                    "the kit's own"}
+                    "epsilon-greedy DQN does not (hard exploration games), decided on the paper's DQN-CTS and "
+                    "DQN-PixelCNN; notebook 12's other findings are the kit's own"}
 #: what a finding is about: "paper" (a claim of the paper, decided into a verdict word) or "kit" (the
-#: kit's own question, answered "holds" / "does not hold"; never counted as agreement with the paper)
+#: kit's own question, answered "holds" / "does not hold" / "undecided"; never counted as agreement
+#: with the paper)
 KINDS = ("paper", "kit")
+NOT_TESTABLE = "not testable at this profile"
 
 
 def _combine(words: list[str]) -> str | None:
@@ -277,25 +310,74 @@ def _combine(words: list[str]) -> str | None:
     return combine_verdicts(words) if words else None
 
 
+def _hard(table: dict[str, dict[int, dict[str, Any]]]) -> list[int]:
+    """The sizes where DQN reached the goal late in no seed (the claim is about tasks epsilon-greedy does not solve)."""
+    return [n for n in sorted(table.get("dqn", {})) if table["dqn"][n]["reached_late"] == 0]
+
+
+def _reached_tests(table: dict[str, dict[int, dict[str, Any]]], agents) -> dict[int, dict[str, dict[str, Any]]]:
+    """Per N where both ran and per agent of ``agents``: the agent's seeds that reached the goal late
+    against DQN's, by Fisher's exact test (:func:`pcnn_explore.verdicts.solved_verdict`, each seed keyed
+    by its id); "not testable at this profile" with fewer seeds per line than
+    :func:`pcnn_explore.verdicts.seeds_needed` gives for it."""
+    from pcnn_explore.verdicts import seeds_needed, solved_verdict
+
+    need = seeds_needed("fisher")
+    tests: dict[int, dict[str, dict[str, Any]]] = {}
+    for n, base in sorted(table.get("dqn", {}).items()):
+        for v in agents:
+            row = table.get(v, {}).get(n)
+            if row is None:
+                continue
+            a = {s: x > 0 for s, x in zip(row["seed_ids"], row["late_successes"])}
+            b = {s: x > 0 for s, x in zip(base["seed_ids"], base["late_successes"])}
+            claim = f"seeds reaching the +1 late, {label(v)} - DQN"
+            if min(len(a), len(b)) < need:
+                tests.setdefault(n, {})[v] = {
+                    "word": NOT_TESTABLE, "test": "fisher", "p_value": None, "n": len(a) + len(b),
+                    "sentence": f"{NOT_TESTABLE}: {claim}: {sum(a.values())}/{len(a)} vs {sum(b.values())}/{len(b)}; "
+                                f"Fisher's exact test needs at least {need} seeds per line to reach 0.025"}
+                continue
+            t = solved_verdict(a, b, "greater", claim=claim)
+            tests.setdefault(n, {})[v] = {"word": t.word, "test": t.test, "p_value": t.p_value, "n": t.n,
+                                          "intervals": [list(i) for i in t.intervals], "sentence": t.sentence}
+    return tests
+
+
 def deep_sea_goal(table: dict[str, dict[int, dict[str, Any]]]) -> dict[str, Any]:
     """The paper's claim on DeepSea (kind "paper"): the pseudo-count bonus makes DQN reach a reward
-    that epsilon-greedy DQN does not.
+    that epsilon-greedy DQN does not, decided on the paper's lines (:data:`PAPER_AGENTS`) alone.
 
-    Decided over seeds (:func:`pcnn_explore.verdicts.difference_verdict`, paired: every variant ran
-    the same seeds) per N and bonus agent of ``BONUS_AGENTS``: the late +1 episodes per seed of the
-    bonus agent minus DQN's. ``seed_tests``: {N: {variant: {"word", "interval" [low, high], "sentence"}}};
-    ``word``: those words combined over the sizes ``hard`` where DQN reached the goal late in no seed
-    (the claim is about tasks epsilon-greedy does not solve; None: no such N decided, e.g. fewer than 2
-    seeds, no DQN run, or DQN solves every size run). Also the issue's strict goal (a kit target),
-    ``holds`` (bool or None: no N >= GOAL_N run): DQN-CTS and DQN-PixelCNN with the position bias
-    reach the goal late in every seed, DQN and DQN + MMC in none; ``detail``: {N: {variant: "k of n
-    seeds"}}; ``largest_separated``: the largest N (any size) where that holds (None: no such N)."""
-    from pcnn_explore.verdicts import difference_verdict
-
+    Per N and paper line: the seeds that reached the goal late against DQN's (:func:`_reached_tests`).
+    ``seed_tests``: {N: {variant: {"word", "test", "p_value", "n", "sentence", ...}}}; ``word``: those
+    words combined over the sizes ``hard`` where DQN reached the goal late in no seed (None: no such
+    N decided, e.g. no DQN run, or DQN solves every size run); ``detail``: {N: {variant: "k of n seeds"}}."""
     sizes = sorted({n for rows in table.values() for n in rows})
-    big = [n for n in sizes if n >= GOAL_N]
     detail = {n: {v: f"{table[v][n]['reached_late']} of {table[v][n]['seeds']} seeds"
                   for v in table if n in table[v]} for n in sizes}
+    tests, hard = _reached_tests(table, PAPER_AGENTS), _hard(table)
+    return {"kind": "paper", "lines": [v for v in PAPER_AGENTS if v in table], "detail": detail, "seed_tests": tests,
+            "hard": hard, "word": _combine([t["word"] for n in hard for t in tests.get(n, {}).values()])}
+
+
+def deep_sea_kit_goal(table: dict[str, dict[int, dict[str, Any]]]) -> dict[str, Any]:
+    """The kit's question (kind "kit"): does the kit's line (:data:`KIT_AGENTS`, the position-biased
+    PixelCNN) reach the goal late where DQN does not? The same test as :func:`deep_sea_goal`; ``word``
+    its words combined over the ``hard`` sizes; ``holds``: True where that word agrees, False where it
+    differs, None otherwise (not run or undecided)."""
+    tests, hard = _reached_tests(table, KIT_AGENTS), _hard(table)
+    word = _combine([t["word"] for n in hard for t in tests.get(n, {}).values()])
+    return {"kind": "kit", "lines": [v for v in KIT_AGENTS if v in table], "seed_tests": tests, "hard": hard,
+            "word": word, "holds": True if word == "agrees" else False if word == "differs" else None}
+
+
+def strict_goal(table: dict[str, dict[int, dict[str, Any]]]) -> dict[str, Any]:
+    """The issue's strict goal (kind "kit", not the paper's claim): on DeepSea-N with N >= :data:`GOAL_N`
+    DQN-CTS and DQN-PixelCNN with the position bias (:data:`BONUS_AGENTS`) reach the goal late in every
+    seed, DQN and DQN + MMC in none. ``holds`` (None: no N >= GOAL_N run); ``sizes`` those N;
+    ``largest_separated``: the largest N (any size) where that holds (None: no such N)."""
+    sizes = sorted({n for rows in table.values() for n in rows})
+    big = [n for n in sizes if n >= GOAL_N]
 
     def separated(n: int) -> bool:
         bonus = [table[v][n] for v in BONUS_AGENTS if v in table and n in table[v]]
@@ -303,24 +385,9 @@ def deep_sea_goal(table: dict[str, dict[int, dict[str, Any]]]) -> dict[str, Any]
         return bool(bonus) and bool(base) and all(r["reached_late"] == r["seeds"] for r in bonus) \
             and all(r["reached_late"] == 0 for r in base)
 
-    tests: dict[int, dict[str, Any]] = {}
-    for n in sizes:
-        base = table.get("dqn", {}).get(n)
-        for v in BONUS_AGENTS:
-            row = table.get(v, {}).get(n)
-            if base is None or row is None or row["seeds"] < 2 or row["seeds"] != base["seeds"]:
-                continue
-            seeds = list(range(row["seeds"]))  # the same seeds, in the same order, for every variant
-            tests.setdefault(n, {})[v] = difference_verdict(
-                row["late_successes"], base["late_successes"], "greater", seeds_a=seeds, seeds_b=seeds,
-                claim=f"late +1 episodes per seed, {label(v)} - DQN")
     ok = [n for n in sizes if separated(n)]
-    hard = [n for n in sizes if "dqn" in table and n in table["dqn"] and table["dqn"][n]["reached_late"] == 0]
-    return {"kind": "paper", "sizes": big, "holds": (all(separated(n) for n in big) if big else None),
-            "detail": detail, "largest_separated": max(ok) if ok else None,
-            "seed_tests": {n: {v: {"word": t.word, "interval": list(t.interval), "sentence": t.sentence}
-                             for v, t in row.items()} for n, row in tests.items()},
-            "hard": hard, "word": _combine([t.word for n in hard for t in tests.get(n, {}).values()])}
+    return {"kind": "kit", "sizes": big, "holds": (all(separated(n) for n in big) if big else None),
+            "largest_separated": max(ok) if ok else None}
 
 
 def coverage_goal(rooms: dict[str, Any], baseline: str = "dqn", factor: float = 2.0) -> dict[str, Any]:
@@ -371,13 +438,16 @@ def _status(h: bool | None) -> str:
 
 def findings(profile: str, goals: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
     """One entry per goal: ``{"name", "kind", "answer"}``; a paper goal's answer is its verdict word
-    (smoke or undecided: "not testable at this profile"), a kit goal's "holds", "does not hold" or
-    "not run at this profile" (never a verdict word on the paper)."""
+    (smoke or undecided: "not testable at this profile"), a kit goal's "holds", "does not hold",
+    "undecided" (run, but its test decided neither way) or "not run at this profile" (never a verdict
+    word on the paper)."""
     _check_kinds(goals)
     out = []
     for name, g in goals.items():
         if g["kind"] == "paper":
             answer = "not testable at this profile" if profile == "smoke" or g.get("word") is None else g["word"]
+        elif g.get("holds") is None and g.get("word") is not None:
+            answer = "undecided"
         else:
             answer = _status(g.get("holds"))
         out.append({"name": name, "kind": g["kind"], "answer": answer})
@@ -387,20 +457,27 @@ def findings(profile: str, goals: dict[str, dict[str, Any]]) -> list[dict[str, A
 def summary(profile: str, table: dict, rooms: dict, maps: "CountMaps") -> dict[str, Any]:
     """The findings of notebook 12 with the numbers that decide them, one line each; the verdict
     (on the paper's claim only); ``findings``: name, kind ("paper" or "kit") and answer of each."""
-    goals = {"deep_sea": deep_sea_goal(table), "coverage": coverage_goal(rooms), "location": location_goal(maps)}
-    d, c, loc = goals["deep_sea"], goals["coverage"], goals["location"]["summary"]
+    goals = {"deep_sea": deep_sea_goal(table), "deep_sea_kit": deep_sea_kit_goal(table),
+             "strict_goal": strict_goal(table), "coverage": coverage_goal(rooms), "location": location_goal(maps)}
+    d, k, g = goals["deep_sea"], goals["deep_sea_kit"], goals["strict_goal"]
+    c, loc = goals["coverage"], goals["location"]["summary"]
     found = {f["name"]: f["answer"] for f in findings(profile, goals)}
     hard = f"N = {', '.join(str(n) for n in d['hard'])}" if d["hard"] else "none"  # words, not a list
-    lines = [f"paper: the bonus makes DQN reach DeepSea's +1 where DQN does not, decided over seeds at each N "
-             f"where DQN reached it late in no seed ({hard}): {found['deep_sea']}"]
+    lines = [f"paper: the paper's bonus (DQN-CTS, DQN-PixelCNN) makes DQN reach DeepSea's +1 where DQN does not, "
+             f"the seeds reaching it late by Fisher's exact test at each N where DQN reached it late in no seed "
+             f"({hard}): {found['deep_sea']}"]
     for n, row in d["seed_tests"].items():
         lines += [f"  N = {n}: {t['sentence']}" for t in row.values()]
+    lines.append(f"kit: the kit's position-biased PixelCNN (DQN-PixelCNN with the position bias) reaches it where "
+                 f"DQN does not, the same test: {found['deep_sea_kit']}")
+    for n, row in k["seed_tests"].items():
+        lines += [f"  N = {n}: {t['sentence']}" for t in row.values()]
     lines.append(f"kit (the issue's goal, not the paper's claim): at N >= {GOAL_N} DQN-CTS and DQN-PixelCNN "
-                 f"(position bias) reach the goal late in every seed, DQN and DQN + MMC in none: {_status(d['holds'])}")
+                 f"(position bias) reach the goal late in every seed, DQN and DQN + MMC in none: {found['strict_goal']}")
     for n, row in d["detail"].items():
         lines.append(f"  N = {n}: " + ", ".join(f"{label(v)} {t}" for v, t in row.items()))
     lines.append(f"  largest N where the bonus agents reach it in every seed and the baselines in none: "
-                 f"{'none' if d['largest_separated'] is None else d['largest_separated']}")
+                 f"{'none' if g['largest_separated'] is None else g['largest_separated']}")
     lines.append("kit: on the egocentric task intrinsic-only agents visit >= 2x the distinct cells of DQN: "
                  f"{found['coverage']} (ratios " + ", ".join(f"{label(v)} {r:.2f}" for v, r in c["ratios"].items())
                  + ")")
@@ -413,19 +490,30 @@ def summary(profile: str, table: dict, rooms: dict, maps: "CountMaps") -> dict[s
 
 def settings_text(settings: ExplorationSettings, variant: str = "cts_mmc") -> str:
     """One sentence: the training settings of ``variant``'s DeepSea runs as they resolve for this
-    profile (``TrainConfig.preset``: preset < DeepSea's env_defaults < the notebook's overrides)."""
+    profile (``TrainConfig.preset``: preset < DeepSea's env_defaults < the notebook's overrides < the
+    line's settings, :data:`DEEP_SEA_LINES`), with the line's kind and exploration rule."""
     from pcnn_explore.envs import auto_network
+    from pcnn_explore.experiments.agents.lines import exploration_rule
     from pcnn_explore.run.variants import variant_overrides
     from pcnn_explore.run.config import TrainConfig
 
     env = deep_sea_id(settings.deep_sea_sizes[0])
-    cfg = TrainConfig.preset(settings.profile, env=env, **variant_overrides(variant),
-                             **dict(settings.deep_sea_overrides))
+    cfg = TrainConfig.preset(settings.profile, env=env, **{**variant_overrides(variant),
+                                                            **_deep_sea_fields(settings, variant)})
     return (f"{label(variant)} on {env} ({settings.profile} profile): network {auto_network(env, cfg.network)}, "
             f"epsilon {cfg.epsilon_start:g} -> {cfg.epsilon_end:g} over {cfg.epsilon_decay_steps:,} steps, a gradient "
             f"step every {cfg.train_every} agent steps (batch {cfg.batch_size}, lr {cfg.lr:g}), target network every "
-            f"{cfg.target_update_every:,} steps, PG scale c = {cfg.pg_scale:g} ({cfg.pg_schedule}), MMC beta "
-            f"{cfg.mmc_beta:g}, the density model scores {cfg.scored_frame}.")
+            f"{cfg.target_update_every:,} steps, PG scale c = {cfg.pg_scale:g} ({cfg.pg_schedule}), bonus scale beta "
+            f"{cfg.bonus_scale:g}, MMC beta {cfg.mmc_beta:g}, the density model scores {cfg.scored_frame}, "
+            f"{exploration_rule(DEEP_SEA_LINES[variant])} ({DEEP_SEA_LINES[variant].kind} line).")
+
+
+def lines_text(settings: ExplorationSettings) -> list[str]:
+    """One line per DeepSea line run: its variant, kind (baseline, paper, kit), label and exploration rule."""
+    from pcnn_explore.experiments.agents.lines import exploration_rule
+
+    return [f"{v} ({DEEP_SEA_LINES[v].kind}): {DEEP_SEA_LINES[v].display}, {exploration_rule(DEEP_SEA_LINES[v])}"
+            for v in settings.deep_sea_variants]
 
 
 def run_cost_line(runs: list[DeepSeaRun], seconds: float) -> str:
@@ -437,11 +525,13 @@ def run_cost_line(runs: list[DeepSeaRun], seconds: float) -> str:
 
 def metrics(settings: ExplorationSettings, table: dict, rooms: dict, maps: "CountMaps", summ: dict) -> dict[str, Any]:
     """What notebook 12 writes to ``metrics.json`` (keys are strings; N as "N=10")."""
-    deep = {v: {f"N={n}": {k: row[k] for k in ("seeds", "reached_late", "late_successes", "first_success_steps",
+    deep = {v: {f"N={n}": {k: row[k] for k in ("seeds", "seed_ids", "reached_late", "late_successes", "first_success_steps",
                                                  "distinct_cells", "reachable_cells")}
                 for n, row in rows.items()} for v, rows in table.items()}
+    lines = {v: {"kind": DEEP_SEA_LINES[v].kind, "label": DEEP_SEA_LINES[v].display,
+                 "settings": dict(DEEP_SEA_LINES[v].overrides)} for v in settings.deep_sea_variants}
     return {"profile": settings.profile, "seeds": list(settings.seeds), "settings": settings.to_dict(),
-            "deep_sea": deep, "coverage": coverage_table(rooms), "count_maps": maps.summary(), "paper": dict(PAPER),
+            "deep_sea_lines": lines, "deep_sea": deep, "coverage": coverage_table(rooms), "count_maps": maps.summary(), "paper": dict(PAPER),
             "summary": {"verdict": summ["verdict"], "lines": summ["lines"], "findings": summ["findings"],
                         "goals": {k: {kk: vv for kk, vv in g.items() if kk != "summary"}
                                   for k, g in summ["goals"].items()}}}
