@@ -81,7 +81,8 @@ def test_scaling_rows_by_hand(sweep):
 def test_report_files_by_hand(sweep, capsys):
     assert main(["sweep", "--report", str(sweep)]) == 0
     out = sweep / "report"
-    assert {p.name for p in out.iterdir()} == {"deep_sea_scaling.csv", "deep_sea_score.csv", "deep_sea_scaling.png"}
+    assert {p.name for p in out.iterdir()} == {"deep_sea_scaling.csv", "deep_sea_score.csv", "deep_sea_scaling.png",
+                                               "bsuite"}  # bsuite's csv logs: tests/test_bsuite_log.py
     assert (out / "deep_sea_scaling.png").read_bytes()[:4] == b"\x89PNG"
     scaling = list(csv.DictReader(open(out / "deep_sea_scaling.csv")))
     assert list(scaling[0]) == ["size", "variant", "seed", "episodes_run", "solved", "solve_episode",

@@ -19,6 +19,15 @@ Writes into ``DIR/report/`` (see :mod:`pcnn_explore.envs.deep_sea_protocol` for 
   [0, 1]; empty with one seed) and ``per_seed_scores`` (``seed:score`` joined by ``;``);
 - ``deep_sea_scaling.png``: ``solve_episode`` against N (:func:`pcnn_explore.plots.deep_sea.plot_deep_sea_scaling`),
   titled with the trials' episode cap (step budget / N, at most the protocol's episodes).
+- ``bsuite/<variant>/seed<seed>/bsuite_id_-_deep_sea-<k>.csv``: each DeepSea trial's log in bsuite's own
+  csv format (:mod:`pcnn_explore.envs.bsuite_log`: the rows bsuite's Logging wrapper writes, at its
+  logged episodes), so that bsuite's tools and results published by others read them: each
+  ``bsuite/<variant>/seed<seed>/`` is one bsuite results folder (one agent run over the sizes;
+  ``bsuite.logging.csv_load.load_bsuite`` loads it). Only bsuite's tasks get a file: sizes N = 10, 12,
+  ..., 50 on bsuite's mapping (seed 42, bsuite's draw), trials with at least one complete episode
+  (characters of a variant other than letters, digits and ``._=,-`` are written as ``_``);
+  no folder when no trial is one. bsuite scores a folder over the sizes it holds; ``deep_sea_score.csv``
+  counts a size the variant ran and the seed has no log for as not solved.
 
 Trials that have not finished count with the episodes they have logged. The seed is the unit:
 episodes are never pooled across seeds.
@@ -30,13 +39,16 @@ import math
 import os
 from pathlib import Path
 
+import numpy as np
+
 from pcnn_explore.envs.deep_sea import deep_sea_size
 from pcnn_explore.envs.deep_sea_protocol import (PROTOCOL_EPISODES, bsuite_solve_episode, solve_episode, solved_in_time,
                                                  successes_from_log)
 from pcnn_explore.sweep.grid import SweepError, line_colour, line_label
 from pcnn_explore.sweep.runner import read_sweep
 
-__all__ = ["SCALING_COLUMNS", "SCORE_COLUMNS", "deep_sea_records", "evaluate_deep_sea", "write_deep_sea_report"]
+__all__ = ["SCALING_COLUMNS", "SCORE_COLUMNS", "BSUITE_FOLDER", "deep_sea_records", "evaluate_deep_sea",
+           "write_deep_sea_report", "write_bsuite_logs"]
 
 SCALING_COLUMNS = ("size", "variant", "seed", "episodes_run", "solved", "solve_episode", "bsuite_solve_episode",
                    "counts_for_score")
@@ -147,4 +159,46 @@ def write_deep_sea_report(sweep_dir: str | os.PathLike, episodes: int = PROTOCOL
     paths.append(out / "deep_sea_scaling.png")
     with atomic_write(paths[-1]) as f:
         fig.savefig(f, format="png", dpi=110)
+    if write_bsuite_logs(sweep_dir, out / BSUITE_FOLDER, episodes):
+        paths.append(out / BSUITE_FOLDER)
     return paths
+
+
+#: the report's folder of bsuite csv logs (see the module docstring)
+BSUITE_FOLDER = "bsuite"
+
+
+def _is_bsuite_task(record: dict, size: int) -> bool:
+    """Whether a trial runs one of bsuite's deep_sea tasks: a protocol size on bsuite's mapping (seed 42, bsuite's draw)."""
+    from pcnn_explore.envs.deep_sea import DEFAULT_MAPPING_RULE, DEFAULT_MAPPING_SEED
+    from pcnn_explore.envs.deep_sea_protocol import PROTOCOL_SIZES
+
+    over = record.get("overrides") or {}
+    return (size in PROTOCOL_SIZES and over.get("mapping_seed", DEFAULT_MAPPING_SEED) == DEFAULT_MAPPING_SEED
+            and over.get("mapping_rule", DEFAULT_MAPPING_RULE) in (None, DEFAULT_MAPPING_RULE))
+
+
+def write_bsuite_logs(sweep_dir: str | os.PathLike, out: str | os.PathLike,
+                      episodes: int = PROTOCOL_EPISODES) -> list[Path]:
+    """Write each DeepSea trial of bsuite's tasks (its first ``episodes`` complete episodes) as bsuite's
+    csv log, ``out/<variant>/seed<seed>/bsuite_id_-_deep_sea-<k>.csv`` (see the module docstring),
+    and return the files written ([] when none)."""
+    import re
+
+    from pcnn_explore.envs.bsuite_log import write_bsuite_log
+    from pcnn_explore.run.log import read_log
+
+    root, written = Path(sweep_dir), []
+    for r in deep_sea_records(root)[0]:
+        n, log_dir = int(deep_sea_size(r["env"])), root / r["folder"]
+        if not _is_bsuite_task(r, n) or not (log_dir / "log.csv").is_file():
+            continue
+        log = read_log(log_dir)
+        done = np.flatnonzero(np.asarray(log["complete"]) == 1)
+        if done.size > episodes:  # the protocol's first episodes only
+            log = {k: np.asarray(v)[: done[episodes - 1] + 1] for k, v in log.items()}
+        variant = re.sub(r"[^A-Za-z0-9._=,-]", "_", str(r.get("line") or r["variant"]))
+        path = write_bsuite_log(log, Path(out) / variant / f"seed{int(r['seed'])}", n)
+        if path is not None:
+            written.append(path)
+    return written
