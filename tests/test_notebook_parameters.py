@@ -32,7 +32,7 @@ def _assigned_names(path) -> list[str]:
 def test_every_notebook_is_checked():
     # every shipped notebook, numbered 00, 01, ... without a gap (counted, not a pasted number)
     assert [int(p.name[:2]) for p in NOTEBOOK_PATHS] == list(range(len(NOTEBOOK_PATHS)))
-    assert len(NOTEBOOK_PATHS) >= 14 and NOTEBOOK_PATHS[-1].name == "13_reactor.ipynb"
+    assert len(NOTEBOOK_PATHS) >= 15 and NOTEBOOK_PATHS[-1].name == "14_deep_sea_scaling.ipynb"
 
 
 @pytest.mark.parametrize("path", NOTEBOOK_PATHS, ids=lambda p: p.stem)

@@ -83,7 +83,7 @@ def test_the_default_notebooks_are_the_package_data():
     shipped = sorted(p.name for p in resources.notebooks_dir().glob("[0-9][0-9]_*.ipynb"))
     assert names == shipped and len(names) >= 14
     assert names[0] == "00_pseudo_counts.ipynb" and "12_exploration_on_a_laptop.ipynb" in names
-    assert names[-1] == "13_reactor.ipynb"
+    assert names[-1] == "14_deep_sea_scaling.ipynb"
     assert [int(n[:2]) for n in names] == list(range(len(names)))
 
 

@@ -1,0 +1,291 @@
+"""Notebook 14, "Deep sea: does the bonus scale?": bsuite's deep-sea scaling and score for the named lines.
+
+The lines (:data:`pcnn_explore.experiments.agents.lines.LINES`): the paper's CTS line (``paper_cts``),
+the kit's line (``kit``), DQN (``dqn``) and, where the profile allows, the paper's PixelCNN line
+(``paper_pixelcnn``). Every run stops at the episode where bsuite's rule first holds
+(``stop_when_solved``, checked at every episode); DQN, which does not solve, runs to the cap.
+
+What it computes, per line, from the scaling rows (:data:`pcnn_explore.sweep.deep_sea_report.SCALING_COLUMNS`,
+one per run: the study's :meth:`DeepSeaStudy.scaling_rows` or a sweep report's ``deep_sea_scaling.csv``):
+
+- ``per_seed_score``: bsuite's deep-sea score of each seed (its share of the sizes run whose
+  bsuite solve episode, at bsuite's logged episodes, is below 2^N + 100; a size without a log counts
+  as not solved), what bsuite's own analysis scores on these logs. A run stopped at an episode bsuite
+  does not log (solved at 11, say) has no bsuite solve episode in its log: it counts as not solved
+  there, so ``per_seed_score`` is a lower bound of the score a run on to the cap would get;
+  ``per_seed_score_upper`` counts such a run at bsuite's next logged episode (12), the most it could
+  get (it counts there only if the rule still held). ``stopped_between_logged`` counts these runs;
+- ``score_interval``: the exact 95% interval of the mean per-seed score by inverting the sign-flip
+  test (:func:`pcnn_explore.verdicts.sign_flip_interval`), clipped to [0, 1]; with 5 seeds or fewer
+  no shift is rejected and it is [0, 1];
+- ``largest_n_solved``: per seed, the largest N whose run met bsuite's rule (every episode) within
+  its cap (None: none);
+- ``seeds_solved``: per size, the seeds whose run met the rule, with the exact Clopper-Pearson
+  interval of that share (:func:`pcnn_explore.verdicts.binomial_interval`).
+
+Profiles (:func:`settings`): ``smoke`` (DeepSea-4 and -5, 10 episodes, 2 seeds: plumbing, the numbers
+mean nothing), ``study`` (a partial protocol: N = 10, 12, 14, 16, 20, at most 2,500 episodes each,
+seeds 401-410; :func:`budget` gives its worst case) and ``paper`` (bsuite's whole protocol: 21 sizes,
+10K episodes, the same 10 seeds). :func:`read_sweep_report` reads a finished ``pcnn-explore sweep
+deep_sea --out DIR`` instead (its ``report/deep_sea_scaling.csv`` and ``deep_sea_score.csv``).
+"""
+from __future__ import annotations
+
+import csv
+import math
+import os
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from pcnn_explore.envs.deep_sea_protocol import (FORGIVE_EPISODES, PROTOCOL_EPISODES, PROTOCOL_SIZES,
+                                                 bsuite_logged_episodes)
+from pcnn_explore.experiments.agents.deep_sea_study import (STUDY_SEEDS, DeepSeaStudy, DeepSeaStudySettings,
+                                                            StudyVariant, run_study)
+
+__all__ = ["LINE_KEYS", "PRESETS", "RATES", "settings", "lines", "protocol_part", "budget", "budget_text", "run", "collect",
+           "next_logged_episode", "summarise", "read_sweep_report", "summary_text", "scaling_figure", "score_figure",
+           "metrics"]
+
+#: the notebook's lines, by profile (PixelCNN where the profile allows)
+LINE_KEYS = {"smoke": ("paper_cts", "kit", "dqn"), "study": ("paper_cts", "kit", "dqn", "paper_pixelcnn"),
+             "paper": ("paper_cts", "kit", "dqn", "paper_pixelcnn")}
+_EVERY_RUN = (("stop_when_solved", True), ("tensorboard", False))
+#: the part of bsuite's protocol each profile runs
+PRESETS = {
+    "smoke": dict(sizes=(4, 5), episodes=(10,), seeds=(0, 1), workers=2, train_overrides=_EVERY_RUN),
+    "study": dict(sizes=(10, 12, 14, 16, 20), episodes=(2_500,), seeds=STUDY_SEEDS, workers=2,
+                  train_overrides=_EVERY_RUN),
+    "paper": dict(sizes=PROTOCOL_SIZES, episodes=(PROTOCOL_EPISODES,), seeds=STUDY_SEEDS, workers=2,
+                  train_overrides=_EVERY_RUN),
+}
+#: measured agent steps per second on DeepSea-12 on a quiet core (the paper's CTS line, the paper's
+#: PixelCNN line); DQN is given CTS's rate (it has no density model to update, so it is faster: an upper bound)
+RATES = {"cts": 2_200, "pixelcnn": 1_200, "dqn": 2_200}
+
+
+def settings(profile: str, seed: int | None = None, n_seeds: int | None = None, sizes=None, episodes=None,
+             workers: int | None = None) -> DeepSeaStudySettings:
+    """The profile's part of the protocol (:data:`PRESETS`), every run with ``stop_when_solved``;
+    ``seed``/``n_seeds`` pick seeds ``seed, seed + 1, ...``, any other setting given replaces the preset's."""
+    from pcnn_explore.profiles import check_profile
+
+    base = dict(PRESETS[check_profile(profile)])
+    given = {k: v for k, v in dict(sizes=sizes, episodes=episodes, workers=workers).items() if v is not None}
+    if seed is not None or n_seeds is not None:
+        first = base["seeds"][0] if seed is None else int(seed)
+        given["seeds"] = tuple(range(first, first + (len(base["seeds"]) if n_seeds is None else int(n_seeds))))
+    s = DeepSeaStudySettings(profile=profile, **{**base, **given})
+    s.check()
+    return s
+
+
+def lines(profile: str) -> list[StudyVariant]:
+    """The named lines the profile runs (:data:`LINE_KEYS`)."""
+    from pcnn_explore.experiments.agents.lines import line
+
+    return [line(k) for k in LINE_KEYS[profile]]
+
+
+def protocol_part(s: DeepSeaStudySettings) -> str:
+    """"whole protocol" where ``s`` runs bsuite's 21 sizes for 10K episodes, else "partial protocol"."""
+    whole = tuple(s.sizes) == PROTOCOL_SIZES and all(s.episode_cap(n) >= PROTOCOL_EPISODES for n in s.sizes)
+    return "whole protocol" if whole else "partial protocol"
+
+
+def _model(v: StudyVariant) -> str:
+    return "pixelcnn" if v.variant.startswith("pixelcnn") else "cts" if v.variant.startswith("cts") else "dqn"
+
+
+def budget(s: DeepSeaStudySettings, variants: Sequence[StudyVariant], rates: Mapping[str, float] = RATES) -> dict:
+    """The worst case (no run solves, so every run goes to its cap): per line, agent steps
+    (sum over sizes of N x cap, times the seeds) and core-seconds at its model's rate (:data:`RATES`);
+    in all, wall minutes on ``s.workers`` cores."""
+    per_line = {}
+    for v in variants:
+        steps = sum(n * s.episode_cap(n) for n in s.sizes) * len(s.seeds)
+        per_line[v.key] = {"model": _model(v), "steps": steps, "rate": rates[_model(v)],
+                           "core_s": steps / rates[_model(v)]}
+    core = sum(x["core_s"] for x in per_line.values())
+    return {"lines": per_line, "core_s": core, "workers": s.workers, "wall_min": core / s.workers / 60}
+
+
+def budget_text(b: dict) -> str:
+    """The arithmetic of :func:`budget`, one line per line and the total."""
+    out = [f"{k}: {x['steps']:,} agent steps at most / {x['rate']:,} steps/s ({x['model']}) = {x['core_s'] / 60:.1f} core-min"
+           for k, x in b["lines"].items()]
+    out.append(f"worst case (nothing solves): {b['core_s'] / 60:.1f} core-min / {b['workers']} cores = "
+               f"{b['wall_min']:.1f} min; runs that solve stop early")
+    return "\n".join(out)
+
+
+def run(s: DeepSeaStudySettings, variants: Sequence[StudyVariant], output_dir: str | os.PathLike,
+        progress: bool = False) -> DeepSeaStudy:
+    """Train (or read back) every run under ``output_dir/runs`` (:func:`~pcnn_explore.experiments.agents.deep_sea_study.run_study`)."""
+    if dict(s.train_overrides).get("stop_when_solved") is not True:
+        raise ValueError("notebook 14's runs stop when solved: give train_overrides with stop_when_solved=True")
+    return run_study(s, variants, output_dir, progress=progress)
+
+
+def collect(s: DeepSeaStudySettings, variants: Sequence[StudyVariant], output_dir: str | os.PathLike,
+            sweep_dir: str | os.PathLike | None = None, progress: bool = False) -> dict:
+    """The scaling rows to summarise: ``{"rows", "caps" ({N: episode cap}), "labels", "source", "part"}``,
+    from the notebook's own runs (:func:`run`), or, with ``sweep_dir``, from a finished sweep's report
+    (:func:`read_sweep_report`: its variants and seeds, the protocol's 10K cap, its sizes' part of the
+    protocol)."""
+    if sweep_dir is not None:
+        rows = read_sweep_report(sweep_dir)["rows"]
+        sizes = tuple(sorted({r["size"] for r in rows}))
+        from pcnn_explore.sweep.grid import line_label
+
+        return {"rows": rows, "caps": {}, "labels": {v: line_label(v) for v in dict.fromkeys(r["variant"] for r in rows)},
+                "source": f"sweep report {Path(sweep_dir) / 'report'}",
+                "part": "whole protocol" if sizes == PROTOCOL_SIZES else "partial protocol"}
+    study = run(s, variants, output_dir, progress=progress)
+    return {"rows": study.scaling_rows(), "caps": {n: s.episode_cap(n) for n in s.sizes}, "labels": study.labels,
+            "source": f"runs under {Path(output_dir) / 'runs'}", "part": protocol_part(s), "table": study.table(),
+            "wall_min": study.wall_s / 60}
+
+
+def next_logged_episode(episode: int) -> int:
+    """The first of bsuite's logged episodes at or after ``episode`` (11 -> 12, 12 -> 12, 101 -> 120)."""
+    e = int(episode)
+    logged = bsuite_logged_episodes(2 * e)
+    return int(logged[logged >= e][0])
+
+
+def _counts(size: int, episode: int | None, cap: int) -> bool:
+    return episode is not None and episode < 2 ** size + FORGIVE_EPISODES and episode <= min(cap, PROTOCOL_EPISODES)
+
+
+def summarise(rows: Sequence[Mapping[str, Any]], caps: Mapping[int, int] | None = None,
+              labels: Mapping[str, str] | None = None) -> dict[str, dict]:
+    """Per line (``variant`` of the rows, in order): the values of the module docstring. ``rows``: the
+    scaling rows (``size``, ``variant``, ``seed``, ``episodes_run``, ``solve_episode``,
+    ``bsuite_solve_episode``, ``counts_for_score``); ``caps``: each size's episode cap (None: the
+    protocol's 10K). A run "stopped between logged episodes" ran exactly to its every-episode solve
+    episode, which bsuite does not log."""
+    from pcnn_explore.verdicts import binomial_interval, sign_flip_interval
+
+    caps = dict(caps or {})
+    out: dict[str, dict] = {}
+    for key in dict.fromkeys(r["variant"] for r in rows):
+        mine = [r for r in rows if r["variant"] == key]
+        sizes, seeds = sorted({int(r["size"]) for r in mine}), sorted({int(r["seed"]) for r in mine})
+        by = {(int(r["size"]), int(r["seed"])): r for r in mine}
+        low, high, largest, between = [], [], [], 0
+        for s in seeds:
+            lo = hi = 0
+            solved_sizes = []
+            for n in sizes:
+                r = by.get((n, s))
+                if r is None:
+                    continue
+                cap, e, seen = caps.get(n, PROTOCOL_EPISODES), r["solve_episode"], r["bsuite_solve_episode"]
+                lo += int(bool(r["counts_for_score"]))
+                upper = bool(r["counts_for_score"])
+                if seen is None and e is not None and int(r["episodes_run"]) == int(e):
+                    between += 1
+                    upper = _counts(n, next_logged_episode(int(e)), cap)
+                hi += int(upper)
+                if e is not None:
+                    solved_sizes.append(n)
+            low.append(lo / len(sizes))
+            high.append(hi / len(sizes))
+            largest.append(max(solved_sizes) if solved_sizes else None)
+        a, b = sign_flip_interval(low)
+        solved_by_size = {}
+        for n in sizes:
+            k = sum(by.get((n, s), {}).get("solve_episode") is not None for s in seeds)
+            solved_by_size[str(n)] = {"k": k, "n": len(seeds), "interval": list(binomial_interval(k, len(seeds)))}
+        out[key] = {"label": (labels or {}).get(key, key), "sizes": sizes, "seeds": seeds, "per_seed_score": low,
+                    "score_mean": sum(low) / len(low), "score_interval": [max(0.0, a), min(1.0, b)],
+                    "per_seed_score_upper": high, "stopped_between_logged": between,
+                    "largest_n_solved": largest, "seeds_solved": solved_by_size}
+    return out
+
+
+def _cell(v: str):
+    return None if v in ("", "nan") else int(v)
+
+
+def read_sweep_report(sweep_dir: str | os.PathLike) -> dict:
+    """A finished sweep's deep-sea report (``DIR/report/deep_sea_scaling.csv`` and ``deep_sea_score.csv``,
+    :mod:`pcnn_explore.sweep.deep_sea_report`): ``{"rows": the scaling rows with numbers, "scores":
+    {variant: {seed: score}} from deep_sea_score.csv}``. FileNotFoundError naming the command when
+    the report is missing; ValueError when its per-seed scores disagree with its own rows."""
+    report = Path(sweep_dir) / "report"
+    paths = [report / "deep_sea_scaling.csv", report / "deep_sea_score.csv"]
+    for p in paths:
+        if not p.is_file():
+            raise FileNotFoundError(f"no {p}: write the sweep's report first (pcnn-explore sweep --report {sweep_dir})")
+    with open(paths[0], newline="") as f:
+        rows = [{"size": int(r["size"]), "variant": r["variant"], "seed": int(r["seed"]),
+                 "episodes_run": int(r["episodes_run"]), "solved": int(r["solved"]),
+                 "solve_episode": _cell(r["solve_episode"]), "bsuite_solve_episode": _cell(r["bsuite_solve_episode"]),
+                 "counts_for_score": int(r["counts_for_score"])} for r in csv.DictReader(f)]
+    scores = {}
+    with open(paths[1], newline="") as f:
+        for r in csv.DictReader(f):
+            scores[r["variant"]] = {int(s): float(v) for s, v in (x.split(":") for x in r["per_seed_scores"].split(";"))}
+    mine = summarise(rows)
+    for key, line in mine.items():
+        want = [scores.get(key, {}).get(s) for s in line["seeds"]]
+        if any(w is None or not math.isclose(w, v, rel_tol=1e-3, abs_tol=1e-4) for w, v in zip(want, line["per_seed_score"])):
+            raise ValueError(f"{paths[1]}: {key}'s per-seed scores {want} disagree with deep_sea_scaling.csv's rows "
+                             f"({line['per_seed_score']}): write the report again")
+    return {"rows": rows, "scores": scores}
+
+
+def summary_text(summary: Mapping[str, dict], part: str) -> str:
+    """One line per line: mean score, its interval, the per-seed scores and the largest N solved."""
+    out = [f"{part}: bsuite's deep-sea score over the sizes run, per seed"]
+    for key, x in summary.items():
+        lo, hi = x["score_interval"]
+        largest = ", ".join("-" if n is None else str(n) for n in x["largest_n_solved"])
+        out.append(f"{x['label']}: mean {x['score_mean']:.2f} [{lo:.2f}, {hi:.2f}] over {len(x['seeds'])} seeds; "
+                   f"per seed {', '.join(f'{v:.2f}' for v in x['per_seed_score'])}; largest N solved {largest}"
+                   + (f"; {x['stopped_between_logged']} runs stopped between bsuite's logged episodes "
+                      f"(upper bound mean {sum(x['per_seed_score_upper']) / len(x['seeds']):.2f})"
+                      if x["stopped_between_logged"] else ""))
+    return "\n".join(out)
+
+
+def scaling_figure(rows: Sequence[Mapping[str, Any]], labels: Mapping[str, str], title: str):
+    """Episodes to solve against N with 2^N dashed (:func:`pcnn_explore.plots.deep_sea.plot_deep_sea_scaling`)."""
+    from pcnn_explore.plots.deep_sea import plot_deep_sea_scaling
+
+    return plot_deep_sea_scaling(rows, labels, None, title)
+
+
+def score_figure(summary: Mapping[str, dict], part: str):
+    """Per line: each seed's score (dots) and the mean with its exact sign-flip interval (bar); a Figure."""
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(6.4, 3.6), layout="constrained")
+    ax = fig.add_subplot()
+    for i, (key, x) in enumerate(summary.items()):
+        n = len(x["per_seed_score"])
+        ax.scatter([i + 0.15 * (j / max(n - 1, 1) - 0.5) for j in range(n)], x["per_seed_score"], s=14, alpha=0.7)
+        lo, hi = x["score_interval"]
+        ax.errorbar([i], [x["score_mean"]], yerr=[[x["score_mean"] - lo], [hi - x["score_mean"]]], fmt="D",
+                    color="k", capsize=4)
+    ax.set_xticks(range(len(summary)))
+    ax.set_xticklabels([x["label"] for x in summary.values()], fontsize=8, rotation=10)
+    ax.set_ylim(-0.05, 1.05)
+    ax.set_ylabel("deep-sea score (share of sizes)")
+    ax.set_title(f"bsuite's deep-sea score per seed, mean and exact 95% interval ({part})", fontsize=9)
+    return fig
+
+
+def metrics(profile: str, part: str, summary: Mapping[str, dict], source: str, s: DeepSeaStudySettings | None = None,
+            variants: Sequence[StudyVariant] = (), b: dict | None = None) -> dict:
+    """metrics.json: the profile, the part of the protocol (sizes, episodes, seeds; "partial protocol"
+    or "whole protocol"), where the runs came from, each line's values (:func:`summarise`) with its
+    kind, and the worst-case budget."""
+    kinds = {v.key: v.kind for v in variants}
+    protocol = {"part": part, "source": source}
+    if s is not None:
+        protocol.update(sizes=list(s.sizes), episodes=[s.episode_cap(n) for n in s.sizes], seeds=list(s.seeds),
+                        stop_when_solved=bool(dict(s.train_overrides).get("stop_when_solved")))
+    return {"profile": profile, "protocol": protocol, "budget": b,
+            "lines": {k: {**x, "kind": kinds.get(k)} for k, x in summary.items()}}
