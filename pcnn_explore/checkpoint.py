@@ -164,6 +164,20 @@ def _header(f, path: Path) -> tuple[str, bytes, int, int]:
     return digest, f.read(n_meta), offset, n_payload
 
 
+def check_header(path: str | os.PathLike) -> None:
+    """Raise :class:`CorruptFile` unless ``path`` is whole as far as can be told without reading it
+    all: its header intact and its size the one the header gives (a file written before checksums:
+    a torch archive). Cheap (a checkpoint of gigabytes is not hashed): :func:`load` checks the rest."""
+    path = Path(path)
+    with open(path, "rb") as f:
+        start = f.read(len(MAGIC))
+        if start != MAGIC:
+            if start[:4] == b"PK\x03\x04":  # torch's zip archive, written before checksums
+                return
+            raise CorruptFile(path, "it is empty, truncated or not a file saved by pcnn-explore")
+        _header(f, path)
+
+
 def read_meta(path: str | os.PathLike) -> dict | None:
     """The ``meta`` dict stored in a file's header, read without the payload and without checking
     the checksum (a hint: :func:`load` checks it); None for a file without a readable header."""

@@ -58,6 +58,13 @@ def test_deep_sea_with_the_small_network_gives_the_run_before_the_mlp(tmp_path):
     train(cfg, progress=False)
     got = [row[:10] + row[11:] for row in csv.reader(open(tmp_path / "r" / "log.csv"))]
     want = list(csv.reader(open(GOLDEN_DEEP_SEA)))
+    # epsilon_used (added after the file was made) is the last column; without novelty-scaled exploration
+    # every step acted with the schedule's rate, so its mean over an episode's steps is that schedule's
+    assert got[0][13:] == ["epsilon_used"]
+    for row in got[1:]:
+        rates = [min(1.0, max(0.05, 1.0 - 0.95 * s / 2_000)) for s in range(int(row[0]) - int(row[3]), int(row[0]))]
+        assert float(row[13]) == pytest.approx(np.mean(rates), rel=1e-5)
+    got = [row[:13] for row in got]
     assert got[0][10:] == ["distinct_cells", "first_success_step", "density_updates"] == want[0][10:]
     assert len(got) == len(want) > 100
     # td_loss (column 9) is a float32 mean over a batch, printed to 6 digits, whose last bit depends on

@@ -124,9 +124,25 @@ def _run(args: argparse.Namespace) -> int:
         raise OSError(f"cannot write {out}: {e.strerror or e}") from None
     size = out.stat().st_size / 1e6
     # six significant digits: the first bonuses of a fresh model reach 1e57 (not 58 digits), +inf beyond
-    print(f"wrote {out} ({size:.1f} MB): {episode!r}; mean bonus {episode.bonus.mean():.6g}, "
-          f"max bonus {episode.bonus.max():.6g}")
+    print(f"wrote {out} ({size:.1f} MB): {episode!r}; {bonus_units(args.density, args.pg_scale, args.pg_schedule)}; "
+          f"mean bonus {episode.bonus.mean():.6g}, max bonus {episode.bonus.max():.6g}")
     return 0
+
+
+def bonus_units(density: str, pg_scale: float, pg_schedule: str) -> str:
+    """What record's bonus numbers are: their units and the form this recording's density model ran."""
+    from pcnn_explore.bonus import PAPER_BONUS_FORM
+
+    def form(c, schedule, beta) -> str:
+        decay = {"inverse_sqrt": " n^-1/2", "inverse": " n^-1", "constant": " constant"}.get(schedule, f" {schedule}")
+        return f"c = {c:g}{decay}, beta = {beta:g}"
+
+    paper = PAPER_BONUS_FORM.get(density)
+    train = (f"; train --bonus {density} runs the paper's form, {form(paper['scale'], paper['schedule'], paper['beta'])}"
+             if paper else "")
+    return (f"the bonus is r+ = beta PC^-1/2 per recorded frame, in reward units, unclipped (training clips r + r+ "
+            f"to [-1, 1]), {density} with record's form {form(pg_scale, pg_schedule, 1.0)} (--pg-scale, --pg-schedule)"
+            f"{train}")
 
 
 def _report_check(args: argparse.Namespace) -> int:

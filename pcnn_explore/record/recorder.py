@@ -103,8 +103,14 @@ def _check_settings(env_id, policy, density, warmup_frames, seed, max_steps, n_e
 def _load_checkpoint_policy(path: str, env_id: str, seed: int):
     """``pcnn_explore.train.load_policy``, checked against ``env_id``; ValueError naming the file if
     it holds no policy (the reason in our words: never advice to unpickle an untrusted file)."""
+    from pcnn_explore.checkpoint import check_header
+    from pcnn_explore.run.checkpoints import CHECKPOINT
     from pcnn_explore.train import load_policy
 
+    if Path(path).name == CHECKPOINT and Path(path).is_file():
+        # the policy is read from the policy.pt beside it: a checkpoint named that cannot be read is
+        # refused, not passed over in silence (cheap: its header and size, not its checksum)
+        check_header(path)
     try:
         ckpt_env, fn = load_policy(path, epsilon=0.0, seed=seed)
     except Exception as e:  # whatever the loader raises for a file that is not a policy

@@ -64,6 +64,22 @@ class TrainResult:
     learning_steps_per_second: float  # the same, from this call's first gradient step on (NaN if none)
     checkpoint: str
     solved_episode: int | None = None  # stop_when_solved: the episode (1-based) at which bsuite's rule held
+    solved_step: int | None = None  # stop_when_solved: the agent step at which that episode ended
+    ran_past: bool = False  # stop_when_solved: the run had trained on past the solve point before (the flag off then)
+
+    def solved_note(self, steps: int | None = None) -> str | None:
+        """One line saying where bsuite's rule held and whether the run stopped there (None: not
+        solved, or stop_when_solved off). ``steps``: the budget asked for."""
+        if self.solved_episode is None:
+            return None
+        at = f"episode {self.solved_episode}" + (f" (step {self.solved_step})" if self.solved_step is not None else "")
+        if self.ran_past:
+            return (f"solved by bsuite's deep-sea rule at {at}, but this run had trained on past it to step "
+                    f"{self.steps} with --stop-when-solved off: nothing more was run (turn --stop-when-solved off "
+                    "to train on)")
+        of = f" of {steps}" if steps is not None else ""
+        return f"solved by bsuite's deep-sea rule at {at}: stopped at step {self.steps}{of} (--stop-when-solved)"
+
 
 
 def epsilon_at(cfg: TrainConfig, step: int) -> float:
@@ -149,11 +165,13 @@ def run_loop(cfg: TrainConfig, start: Resume, progress: bool = True, lock: RunLo
     out = Path(cfg.out_dir)
     if start.finished:
         return _result(cfg, start.step, 0.0, float("nan"))
-    watch = _SolveWatch.from_log(out, start.step) if cfg.stop_when_solved and start.saved is not None else None
-    if watch is not None and watch.solved_at is not None:  # stopped there before: nothing more to run
-        return _result(cfg, start.step, 0.0, float("nan"), start.step, watch.solved_at)
-    if cfg.stop_when_solved and watch is None:
-        watch = _SolveWatch()
+    # bsuite's rule is followed on every DeepSea run (its counts go into each checkpoint), so that
+    # stop_when_solved may be turned on at a resume; it stops the run only where that flag is on
+    watch = None
+    if isinstance(cfg.env, str) and cfg.env.startswith("DeepSea-"):
+        watch = _SolveWatch.from_saved(start.saved, out) if start.saved is not None else _SolveWatch()
+    if cfg.stop_when_solved and watch.solved_at is not None:  # solved before: nothing more to run
+        return _result(cfg, start.step, 0.0, float("nan"), start.step, watch)
     lock = lock if lock is not None else RunLock(out)
     if cfg.num_threads:
         torch.set_num_threads(cfg.num_threads)
@@ -210,6 +228,7 @@ def run_loop(cfg: TrainConfig, start: Resume, progress: bool = True, lock: RunLo
                        "running": [s.state() if s is not None else None for s in slots],
                        **learner.state_dict(defer=True), "rng": rng_states(rng, scored=scored_rng),
                        "exploration": tracker.state_dict(),
+                       "solve": watch.state() if watch is not None else None,
                        "bonus": bonus.state_dict() if bonus is not None else None},
                       {"config": config, "step": step, **shapes, **learner.policy_state()})
 
@@ -257,6 +276,7 @@ def run_loop(cfg: TrainConfig, start: Resume, progress: bool = True, lock: RunLo
                     zip(slots, pending, results)):
                 record = handle.result() if handle is not None else None
                 density_updates += record is not None
+                slot.stats.add_rate(rates[i] if isinstance(rates, list) else rates)  # the rate env i acted with
                 r_plus = float(record.bonus) if record is not None else 0.0
                 extrinsic = 0.0 if cfg.intrinsic_only else float(reward)
                 end = bool(terminated or truncated or step >= cfg.steps)
@@ -271,7 +291,7 @@ def run_loop(cfg: TrainConfig, start: Resume, progress: bool = True, lock: RunLo
                 if end:
                     learner.episode_end(i)
                     if watch is not None and (terminated or truncated):
-                        watch.add(slot.stats.ret)
+                        watch.add(slot.stats.ret, step)
                     log.write({**slot.stats.row(step, slot.episode, bool(terminated or truncated), epsilon,
                                                 time.perf_counter() - t0, bonus is not None),
                                **exploration_columns(tracker), "density_updates": density_updates})
@@ -289,7 +309,7 @@ def run_loop(cfg: TrainConfig, start: Resume, progress: bool = True, lock: RunLo
                 win.write(tb, step, epsilon, bonus is not None, tracker)
             if bar is not None:
                 bar.update(cfg.num_envs)
-            solved = watch is not None and watch.solved_at is not None
+            solved = cfg.stop_when_solved and watch.solved_at is not None
             if step >= cfg.steps or solved or crossed(last_checkpoint, step, cfg.checkpoint_interval):
                 checkpoint()
                 last_checkpoint = step
@@ -305,8 +325,7 @@ def run_loop(cfg: TrainConfig, start: Resume, progress: bool = True, lock: RunLo
     learning_sps = float("nan")
     if learn_clock is not None and step > learn_clock[0]:
         learning_sps = (step - learn_clock[0]) / max(time.perf_counter() - learn_clock[1], 1e-9)
-    return _result(cfg, step, time.perf_counter() - t0, learning_sps, start_step,
-                   watch.solved_at if watch is not None else None)
+    return _result(cfg, step, time.perf_counter() - t0, learning_sps, start_step, watch)
 
 
 class _SolveWatch:
@@ -315,29 +334,51 @@ class _SolveWatch:
     decides it on the log."""
 
     def __init__(self, episodes: int = 0, bad: int = 0):
-        self.episodes, self.bad, self.solved_at = episodes, bad, None
+        self.episodes, self.bad, self.solved_at, self.solved_step = episodes, bad, None, None
+
+    def state(self) -> dict:
+        """The counts, for a checkpoint (a resumed run takes them from there, not from its log)."""
+        return {"episodes": self.episodes, "bad": self.bad,
+                "solved_at": -1 if self.solved_at is None else self.solved_at,
+                "solved_step": -1 if self.solved_step is None else self.solved_step}
+
+    @classmethod
+    def from_saved(cls, saved: dict, out: Path) -> "_SolveWatch":
+        """The counts of a checkpoint ``saved``; one written before they were kept: from the log's
+        episodes up to its step (which :func:`pcnn_explore.run.resume.check_log` has matched with it)."""
+        st = saved.get("solve")
+        if not isinstance(st, dict):
+            return cls.from_log(out, int(saved["step"]))
+        watch = cls(int(st["episodes"]), int(st["bad"]))
+        watch.solved_at = int(st["solved_at"]) if int(st["solved_at"]) >= 0 else None
+        watch.solved_step = int(st["solved_step"]) if int(st["solved_step"]) >= 0 else None
+        return watch
 
     @classmethod
     def from_log(cls, out: Path, step: int) -> "_SolveWatch":
         """The counts of the episodes a resumed run's log holds up to ``step`` (its checkpoint)."""
-        wins = np.zeros(0, bool)
+        wins, ends = np.zeros(0, bool), np.zeros(0, np.int64)
         if (out / "log.csv").exists():
             log = read_log(out)
             kept = np.asarray(log["step"]) <= step  # rows past the checkpoint are dropped when the run resumes
             wins = successes_from_log({k: np.asarray(log[k])[kept] for k in ("return", "complete")})
+            ends = np.asarray(log["step"])[kept][np.asarray(log["complete"])[kept] == 1]
         watch = cls(int(wins.size), int((~wins).sum()))
         watch.solved_at = solve_episode(wins)
+        if watch.solved_at is not None:
+            watch.solved_step = int(ends[watch.solved_at - 1])
         return watch
 
-    def add(self, episode_return: float) -> None:
+    def add(self, episode_return: float, step: int | None = None) -> None:
         self.episodes += 1
         self.bad += not episode_return > SUCCESS_RETURN
         if self.solved_at is None and below_bad_ratio(self.bad, self.episodes):
-            self.solved_at = self.episodes
+            self.solved_at, self.solved_step = self.episodes, step
 
 
 def _result(cfg: TrainConfig, step: int, wall: float, learning_sps: float, start_step: int | None = None,
-            solved_episode: int | None = None) -> TrainResult:
+            watch: "_SolveWatch | None" = None) -> TrainResult:
+    solved = watch is not None and cfg.stop_when_solved and watch.solved_at is not None
     log = read_log(cfg.out_dir)
     done = log["complete"] == 1
     returns, ends = log["return"][done], log["step"][done]
@@ -347,4 +388,6 @@ def _result(cfg: TrainConfig, step: int, wall: float, learning_sps: float, start
                        episode_end_steps=ends, mean_return_last=float(returns[-k:].mean()) if len(returns) else float("nan"),
                        wall_seconds=wall, steps_per_second=ran / wall if wall > 0 else float("nan"),
                        learning_steps_per_second=learning_sps, checkpoint=str(Path(cfg.out_dir) / CHECKPOINT),
-                       solved_episode=solved_episode)
+                       solved_episode=watch.solved_at if solved else None,
+                       solved_step=watch.solved_step if solved else None,
+                       ran_past=bool(solved and watch.episodes > watch.solved_at))

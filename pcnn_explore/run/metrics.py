@@ -37,6 +37,7 @@ class EpisodeStats:
 
     def __init__(self, device):
         self.ret, self.length, self.intr, self.pg, self.n_pg, self.n_loss = 0.0, 0, 0.0, 0.0, 0, 0
+        self.eps, self.n_eps = 0.0, 0  # the exploration rates the acting env used, summed over its steps
         self.device = device
         # summed on the device (no sync per gradient step); None until the episode's first loss (an
         # episode without a gradient step builds no tensor: 0 + loss is loss, bit for bit)
@@ -57,7 +58,8 @@ class EpisodeStats:
     def state(self) -> dict:
         """Plain numbers, for a checkpoint taken mid-episode."""
         return {"ret": self.ret, "length": self.length, "intr": self.intr, "pg": self.pg, "n_pg": self.n_pg,
-                "loss": float(self.loss) if self.loss is not None else 0.0, "n_loss": self.n_loss}
+                "loss": float(self.loss) if self.loss is not None else 0.0, "n_loss": self.n_loss,
+                "eps": self.eps, "n_eps": self.n_eps}
 
     @classmethod
     def from_state(cls, d: dict, device) -> "EpisodeStats":
@@ -67,16 +69,27 @@ class EpisodeStats:
         stats.n_loss = int(d["n_loss"])
         # checkpoints of earlier versions did not count the density updates: every step (bonus_fraction 1)
         stats.n_pg = int(d.get("n_pg", d["length"]))
+        # nor the rates used: the episode's mean rate is unknown (NaN)
+        stats.eps, stats.n_eps = float(d.get("eps", math.nan)), int(d.get("n_eps", d["length"]))
         return stats
+
+    def add_rate(self, rate: float) -> None:
+        """The exploration rate the env acted with at this step (DQN: epsilon, or its novelty-scaled
+        rate; NaN for Reactor, which samples from its policy)."""
+        self.eps += float(rate)
+        self.n_eps += 1
 
     def row(self, step: int, episode: int, complete: bool, epsilon: float, wall: float, with_bonus: bool) -> dict:
         """The episode's ``log.csv`` row. ``prediction_gain_mean``: the mean PG (nats) over the episode's
-        density updates (NaN without a bonus or without an update); ``intrinsic_mean``: r+ per agent step."""
+        density updates (NaN without a bonus or without an update); ``intrinsic_mean``: r+ per agent step;
+        ``epsilon``: the schedule's rate at the episode's last step; ``epsilon_used``: the mean over the
+        episode's steps of the rate the env acted with (with novelty-scaled exploration above the schedule's)."""
         return {"step": step, "episode": episode, "return": self.ret, "length": self.length,
                 "complete": int(complete), "intrinsic_return": self.intr, "intrinsic_mean": self.intr / self.length,
                 "prediction_gain_mean": self.pg / self.n_pg if with_bonus and self.n_pg else math.nan,
                 "epsilon": epsilon,
-                "td_loss": float(self.loss) / self.n_loss if self.n_loss else math.nan, "wall_seconds": wall}
+                "td_loss": float(self.loss) / self.n_loss if self.n_loss else math.nan, "wall_seconds": wall,
+                "epsilon_used": self.eps / self.n_eps if self.n_eps else math.nan}
 
 
 class WindowStats:

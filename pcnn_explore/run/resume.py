@@ -120,9 +120,40 @@ def open_run(cfg: TrainConfig, resume: bool) -> Resume:
                        "start a fresh run with another --out")
     filled = _check_resumable(saved["config"], cfg)
     step = int(saved["step"])
+    check_log(out, saved)
     if step < cfg.steps:
         _check_writable(out)
     return Resume(saved=saved, step=step, finished=step >= cfg.steps, stamp=stamp, backfilled=filled)
+
+
+def logged_episodes(saved: dict) -> int | None:
+    """The rows a run's log holds up to its checkpoint ``saved``: each episode started and not
+    running at the checkpoint ended there with one row (None: a checkpoint without the counts)."""
+    try:
+        running = sum(r is not None for r in saved["running"])
+        return int(saved["episodes"]) - running
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def check_log(out: Path, saved: dict) -> list[dict]:
+    """The rows of ``out/log.csv`` up to the checkpoint ``saved``'s step, checked against it: raise
+    :class:`RunError` in one line when the log cannot be read (:class:`~pcnn_explore.run.log.LogError`:
+    the file and the line) or holds other episodes than the checkpoint counts (emptied, cut short or
+    lost: a resumed run would continue a log that misses episodes, and its counts would restart).
+    A torn last row is left out with one warning (:func:`~pcnn_explore.run.log.read_rows`)."""
+    from pcnn_explore.run.log import read_rows
+
+    path = out / LOG
+    step = int(saved["step"])
+    rows = [r for r in read_rows(path) if r["step"] <= step] if path.is_file() else []
+    want = logged_episodes(saved)
+    if want is not None and len(rows) != want:
+        what = "is missing" if not path.is_file() else f"holds {len(rows)} episodes up to step {step}"
+        raise RunError(f"cannot resume {out}: its log {path} {what} where its checkpoint (step {step}) counts "
+                       f"{want} (the log was emptied, cut short or lost): restore log.csv from a copy, or start a "
+                       "fresh run with another {out_dir}")
+    return rows
 
 
 def resume_settings(out_dir: str | os.PathLike) -> dict | None:

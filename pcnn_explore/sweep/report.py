@@ -15,7 +15,12 @@ Writes into ``DIR/report/``:
   ``deep_sea_scaling.csv``, ``deep_sea_score.csv``, ``deep_sea_scaling.png``. A sweep of DeepSea
   trials only writes just these unless ``window`` asks for curves too.
 
-The report replaces an earlier one whole (written beside it, then swapped in).
+The report replaces an earlier one whole: it is written into a new folder beside it, which then
+trades places with the earlier ``report/`` in one atomic exchange (Linux ``renameat2``, macOS
+``renamex_np``), so that a kill at any moment leaves ``report/`` holding the earlier report or the
+new one, whole; then the earlier one is removed. Where the file system cannot exchange two folders,
+the earlier report is renamed aside first, and a report written after a kill between the two renames
+puts it back.
 
 The baseline (``--baseline``, default ``dqn``) is a line of the sweep, or a variant: then each line
 is compared with that variant's line at the same settings (``pixelcnn_mmc,steps=3000`` with
@@ -26,10 +31,12 @@ are agent steps (1M frames: 250K on Atari).
 from __future__ import annotations
 
 import csv
+import errno
 import json
 import math
 import os
 import shutil
+import sys
 import time
 from pathlib import Path
 
@@ -183,23 +190,83 @@ def write_report(sweep_dir: str | os.PathLike, window: int | None = None, baseli
     final = root / "report"
     if final.is_symlink() or (final.exists() and not final.is_dir()):
         raise SweepError(f"{final} is not a report folder: move it away to write the report")
+    _clear_leftovers(root, final)
     fresh = root / f".report-new-{os.getpid()}-{time.time_ns()}"
     fresh.mkdir()
     stale = root / f".report-old-{os.getpid()}-{time.time_ns()}"
     try:
         names = [] if result is None else _write_files(result, fresh)
         names += [p.name for p in write_deep_sea_report(sweep_dir, required=deep_sea_only, out=fresh)]
-        if final.exists():
+        fsync_dir(fresh)
+        if not final.exists():
+            os.rename(fresh, final)  # (atomic: no report, or the whole new one)
+        elif _swap(fresh, final):  # report/ is the new one, fresh the earlier one: at no moment is there none
+            stale = fresh
+        else:  # a file system without the exchange: two renames, undone on an error
             os.rename(final, stale)
-        os.rename(fresh, final)
+            os.rename(fresh, final)
     except BaseException:
-        shutil.rmtree(fresh, ignore_errors=True)
         if stale.exists() and not final.exists():
             os.rename(stale, final)
+        if fresh != stale:
+            shutil.rmtree(fresh, ignore_errors=True)
         raise
     fsync_dir(root)  # the swap is on disk before the old report goes
     shutil.rmtree(stale, ignore_errors=True)
     return [final / n for n in names]
+
+
+def _swap(a: Path, b: Path) -> bool:
+    """Exchange the folders ``a`` and ``b`` in one atomic step; False where this system or file
+    system cannot (nothing changed then)."""
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        if sys.platform.startswith("linux"):
+            fn, args = libc.renameat2, (-100, os.fsencode(a), -100, os.fsencode(b), 2)  # AT_FDCWD, RENAME_EXCHANGE
+            fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+        elif sys.platform == "darwin":
+            fn, args = libc.renamex_np, (os.fsencode(a), os.fsencode(b), 2)  # RENAME_SWAP
+            fn.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_uint]
+        else:
+            return False
+    except (OSError, AttributeError):  # no such call in this C library
+        return False
+    fn.restype = ctypes.c_int
+    if fn(*args) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (errno.EINVAL, errno.ENOSYS, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EXDEV):
+        return False
+    raise OSError(err, f"cannot put the new report in place of {b}: {os.strerror(err)}")
+
+
+def _clear_leftovers(root: Path, final: Path) -> None:
+    """The folders a report killed midway left in ``root``: with no ``report/``, an earlier report
+    renamed aside (where the two folders could not be exchanged) is put back; the rest removed.
+    Those of a report still being written by a live process are left alone."""
+    def dead(path: Path) -> bool:
+        try:
+            pid = int(path.name.split("-")[2])
+            os.kill(pid, 0)
+        except (IndexError, ValueError):
+            return False  # not a name this module gives
+        except ProcessLookupError:
+            return True
+        except OSError:  # (another user's live process)
+            return False
+        return pid == os.getpid()  # this process writes one report at a time
+
+    for old in sorted(root.glob(".report-old-*"), reverse=True):  # the newest first
+        if old.is_dir() and dead(old):
+            if not final.exists() and not final.is_symlink():
+                os.rename(old, final)
+            else:
+                shutil.rmtree(old, ignore_errors=True)
+    for new in root.glob(".report-new-*"):
+        if new.is_dir() and dead(new):
+            shutil.rmtree(new, ignore_errors=True)
 
 
 def _write_files(result: dict, out: Path) -> list[str]:

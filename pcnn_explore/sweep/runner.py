@@ -205,7 +205,9 @@ def _tail_step(log: Path) -> int:
             column = f.readline().decode().strip().split(",").index("step")
             f.seek(0, os.SEEK_END)
             f.seek(max(0, f.tell() - 4096))
-            last = f.read().decode(errors="replace").strip().splitlines()[-1]
+            tail = f.read().decode(errors="replace")
+            # a last line without its end is a row the run did not finish writing (killed mid-write)
+            last = tail[:tail.rfind("\n") + 1].strip().splitlines()[-1]
         return int(last.split(",")[column])
     except (OSError, ValueError, IndexError):  # no log yet, or only its header
         return 0
