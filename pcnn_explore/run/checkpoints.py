@@ -40,7 +40,7 @@ import torch
 from pcnn_explore.checkpoint import save_atomic
 
 __all__ = ["CHECKPOINT", "POLICY", "FORMAT", "rng_states", "restore_rng_states", "save_checkpoint", "snapshot",
-           "CheckpointWriter"]
+           "CheckpointWriter", "CheckpointCancelled"]
 
 CHECKPOINT, POLICY = "checkpoint.pt", "policy.pt"
 FORMAT = 2  # 2: replay in per-env shards, running episodes stored per env
@@ -128,19 +128,53 @@ class CheckpointWriter:
         self.out_dir, self.owner = out_dir, owner
         self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="checkpoint")
         self.pending = None
+        self.cancelled = False
+
+    def _check(self) -> None:
+        """Before each file: stop once cancelled, then ``owner()``."""
+        if self.cancelled:
+            raise CheckpointCancelled("the checkpoint was cancelled before this file")
+        if self.owner is not None:
+            self.owner()
 
     def submit(self, payload: dict, policy: dict) -> None:
         self.wait()
-        self.pending = self.pool.submit(save_checkpoint, self.out_dir, snapshot(payload), snapshot(policy), self.owner)
+        self.pending = self.pool.submit(save_checkpoint, self.out_dir, snapshot(payload), snapshot(policy), self._check)
 
     def wait(self) -> None:
         """Block until the checkpoint in flight is on disk (re-raising its error, if any)."""
+        pending = self.pending
+        if pending is not None:
+            try:
+                pending.result()
+            finally:
+                if pending.done():  # (an interrupted wait leaves it in flight)
+                    self.pending = None
+
+    def in_flight(self):
+        """The write still running (a Future), or None."""
+        return self.pending if self.pending is not None and not self.pending.done() else None
+
+    def cancel(self):
+        """Stop without waiting: a checkpoint not started is dropped, one being written stops before
+        its next file (each file is replaced atomically: the folder keeps whole files). Returns the
+        write still running (a Future: the folder must stay locked until it is done), or None."""
+        self.cancelled = True
         if self.pending is not None:
-            pending, self.pending = self.pending, None
-            pending.result()
+            self.pending.cancel()
+        self.pool.shutdown(wait=False, cancel_futures=True)
+        return self.in_flight()
 
     def close(self) -> None:
+        """Wait for the checkpoint in flight, then end the thread; interrupted while waiting
+        (KeyboardInterrupt), cancel it instead (:meth:`cancel`) and re-raise."""
         try:
             self.wait()
-        finally:
-            self.pool.shutdown(wait=True)
+        except BaseException:
+            self.cancel()
+            raise
+        self.pool.shutdown(wait=True)
+
+
+class CheckpointCancelled(RuntimeError):
+    """A checkpoint write stopped by :meth:`CheckpointWriter.cancel`."""

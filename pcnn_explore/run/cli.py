@@ -16,8 +16,11 @@ import argparse
 import ast
 import dataclasses
 import inspect
+import os
+import shlex
 import sys
 import textwrap
+import threading
 from dataclasses import fields
 from functools import lru_cache
 
@@ -94,19 +97,29 @@ def _fail(message: str) -> int:
 
 
 def run_cli(args: argparse.Namespace) -> int:
+    try:
+        return _run(args)
+    except KeyboardInterrupt as e:  # Ctrl-C: one line, status 130
+        return _stopped(str(args.out_dir), e)
+
+
+def _run(args: argparse.Namespace) -> int:
     import torch
 
-    from pcnn_explore.run.lock import RunLock
+    from pcnn_explore.run.lock import RunLock, probe
     from pcnn_explore.run.loop import run_loop
     from pcnn_explore.run.resume import open_run, resume_settings
 
     try:
+        probe(args.out_dir)  # a folder a live run holds gets no other advice
         stored = resume_settings(args.out_dir) if args.resume else None
         if args.env is None and stored is None and not args.resume:
             raise SettingError("the following arguments are required: {env} (or --resume to continue the run "
                                "in {out_dir} with its own settings)")
         cfg = config_from_args(args, stored)
         start = open_run(cfg, resume=args.resume)
+        if start.saved is None:
+            _check_run_folder(cfg.out_dir)
         if cfg.device.startswith("cuda") and not torch.cuda.is_available():
             raise SettingError(f"{{device}} {cfg.device} requested but CUDA is not available: use --device cpu")
     except SettingError as e:
@@ -152,3 +165,70 @@ def _report_check(cfg: TrainConfig, start) -> int:
         plan = f"a run would start afresh in {cfg.out_dir}, {cfg.steps} agent steps"
     print(f"check passed: {plan}; nothing was written")
     return 0
+
+
+def _check_run_folder(out_dir) -> None:
+    """Refuse (RunError) a fresh run into a folder that holds files that are not a training run's:
+    the run would write beside them, and a later clean-up would take them for its own."""
+    from pcnn_explore.checks import RunError
+    from pcnn_explore.run.checkpoints import CHECKPOINT, POLICY
+    from pcnn_explore.run.lock import LOCK
+    from pcnn_explore.run.log import LOG
+    from pcnn_explore.run.settings import SETTINGS
+    from pcnn_explore.run.trace_log import TRACES
+
+    ours = (LOG, CHECKPOINT, POLICY, SETTINGS, TRACES, LOCK, "tb")
+    try:
+        names = sorted(os.listdir(out_dir))
+    except OSError:  # (no folder yet: nothing beside the run)
+        return
+    for name in names:
+        temporary = name.endswith(".tmp") and any(name.startswith(f".{n}.") for n in ours)  # (an atomic write cut short)
+        if name not in ours and not temporary:
+            raise RunError(f"{{out_dir}} {out_dir} holds files that are not a training run's ({name}): choose a new "
+                           "or empty folder for {out_dir}, or move them away")
+
+
+def _checkpoint_step(out: str) -> int | None:
+    from pcnn_explore.checkpoint import read_meta
+    from pcnn_explore.run.checkpoints import CHECKPOINT
+
+    step = (read_meta(os.path.join(out, CHECKPOINT)) or {}).get("step")
+    return None if step is None else int(step)
+
+
+def _stopped(out: str, e: KeyboardInterrupt) -> int:
+    """Ctrl-C: one line on stderr (the step, and the command that resumes the run), status 130. A
+    checkpoint write still in flight (Ctrl-C twice) ends with the process, which then frees the lock."""
+    from pcnn_explore.checks import RunError
+    from pcnn_explore.run.lock import probe
+    from pcnn_explore.run.log import LOG
+    from pcnn_explore.run.loop import RunInterrupted
+
+    resume = f"{_PROG} --resume --out {shlex.quote(out)}"
+    fresh = f"remove {out} or choose another --out"
+    if isinstance(e, RunInterrupted):
+        if e.at_once:  # (read last: a write may have ended meanwhile; one still running ends with the process)
+            e.checkpoint, e.writing = _checkpoint_step(out), False
+        line = e.text(resume, fresh)
+    else:  # before the run's loop, or after it
+        try:
+            probe(out)
+            last = _checkpoint_step(out)
+        except (RunError, OSError):  # another run holds the folder: this one wrote nothing there
+            last, out_held = None, True
+        else:
+            out_held = False
+        if out_held:
+            line = "interrupted before the run started: nothing was written"
+        elif last is not None:
+            line = f"interrupted; the last checkpoint in {out} is at step {last}: resume with: {resume}"
+        elif os.path.exists(os.path.join(out, LOG)):
+            line = f"interrupted before the run's first checkpoint, so {out} cannot resume: {fresh}"
+        else:
+            line = "interrupted before the run started: nothing was written"
+    sys.stdout.flush()
+    print(f"{_PROG}: {line}", file=sys.stderr, flush=True)
+    if any(t.name.startswith("checkpoint") and t.is_alive() for t in threading.enumerate()):
+        os._exit(130)  # (a checkpoint write cancelled mid-file: it ends with the process, not after it)
+    return 130

@@ -92,6 +92,7 @@ class RunLock:
         self.out = Path(out_dir)
         self.attempt: str | None = None
         self._held = False
+        self._until = None  # a write in another thread that keeps the folder locked (hold_until)
 
     def __enter__(self) -> "RunLock":
         return self
@@ -169,13 +170,26 @@ class RunLock:
             raise _error(f"{{out_dir}} {self.out} was taken over by another attempt (PID {info.get('pid', '?')} "
                          f"on host {info.get('host', '?')}): this attempt stops without writing")
 
+    def hold_until(self, future) -> None:
+        """Keep the folder until ``future`` (a checkpoint still being written, in another thread)
+        is done, however early :meth:`release` is called: no write ever runs without the lock."""
+        self._until = future
+
     def release(self) -> None:
-        """Give the folder up (the lock file stays, with the last holder's id, host and PID)."""
-        if not self._held:
+        """Give the folder up (the lock file stays, with the last holder's id, host and PID); while
+        a write passed to :meth:`hold_until` still runs, once it is done."""
+        until = self._until
+        if until is not None and not until.done():
+            until.add_done_callback(lambda _: self._drop())  # (runs at once if it has finished meanwhile)
             return
-        self._held = False
+        self._drop()
+
+    def _drop(self) -> None:
         key = _key(self.out)
         with _GUARD:
+            if not self._held:
+                return
+            self._held = False
             hold = _HELD.get(key)
             if hold is None:
                 return

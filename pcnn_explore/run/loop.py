@@ -22,8 +22,11 @@ Checkpoints fall between vector steps. Files written: see :mod:`pcnn_explore.run
 """
 from __future__ import annotations
 
+import contextlib
 import math
 import random
+import signal
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,7 +49,7 @@ from pcnn_explore.run.log import CsvLog, read_log, truncate_log
 from pcnn_explore.run.resume import Resume, RunError, episode_seed, open_run
 from pcnn_explore.run.settings import write_settings
 
-__all__ = ["TrainResult", "train", "run_loop", "epsilon_at", "novelty_epsilon", "describe", "build"]
+__all__ = ["TrainResult", "RunInterrupted", "train", "run_loop", "epsilon_at", "novelty_epsilon", "describe", "build"]
 
 
 @dataclass
@@ -143,7 +146,9 @@ def train(cfg: TrainConfig, resume: bool = False, progress: bool = True) -> Trai
     does not match included), when resuming with other settings, or when another process runs in
     ``out_dir`` (:mod:`pcnn_explore.run.lock`: the folder is locked for the whole run). A resumed
     run that already did ``cfg.steps`` returns its result and changes nothing.
-    ``progress`` prints the settings and shows a progress bar.
+    ``progress`` prints the settings and shows a progress bar. Ctrl-C (SIGINT, where Python's own
+    handler is in place) takes a checkpoint at the step reached and raises :class:`RunInterrupted`
+    (a KeyboardInterrupt: ``train(cfg, resume=True)`` continues exactly); a second stops at once.
     """
     if not isinstance(cfg, TrainConfig):
         raise TypeError(f"cfg must be a TrainConfig (TrainConfig.preset(profile, ...)), got {type(cfg).__name__}")
@@ -192,7 +197,7 @@ def run_loop(cfg: TrainConfig, start: Resume, progress: bool = True, lock: RunLo
             envs.close()
             first = (str(e).strip().splitlines() or [type(e).__name__])[0]
             raise RunError(f"cannot resume: {out / CHECKPOINT} is not a readable pcnn-explore checkpoint ({first}); "
-                           "start a fresh run with another --out") from None
+                           "start a fresh run with another {out_dir}") from None
     density_updates = bonus.n if bonus is not None else 0  # counted here: a worker thread may be ahead
     try:
         lock.acquire(lambda: start.check_unchanged(out))  # creates the folder; nothing is written before
@@ -244,6 +249,7 @@ def run_loop(cfg: TrainConfig, start: Resume, progress: bool = True, lock: RunLo
     scorer = BonusScorer(bonus, threaded=threaded, device=cfg.device) if bonus is not None else None
     start_step, t0, learn_clock = step, time.perf_counter(), None  # learn_clock: (step, time) of the first gradient step
     last_checkpoint, win = step, WindowStats(learner.device, step)
+    ctrl_c, stopped, at_once = _CtrlC().install(), False, False  # Ctrl-C: a checkpoint at the step reached
     try:
         while step < cfg.steps:
             epsilon = epsilon_at(cfg, step) if learner.uses_epsilon else float("nan")
@@ -315,17 +321,113 @@ def run_loop(cfg: TrainConfig, start: Resume, progress: bool = True, lock: RunLo
                 last_checkpoint = step
             if solved:
                 break
+            if ctrl_c.asked and step < cfg.steps:  # (Ctrl-C: the vector step is whole; checkpoint here)
+                if last_checkpoint != step:
+                    checkpoint()
+                    last_checkpoint = step
+                stopped = True
+                break
+    except _Abort:  # Ctrl-C twice: stop at once
+        at_once = True
     finally:
         try:
-            for closable in (scorer, log, traces, tb, bar, envs, writer):
-                if closable is not None:
-                    closable.close()
+            _close(lock, writer, ctrl_c, (scorer, log, traces, tb, bar, envs))
+        except _Abort:
+            at_once = True
         finally:
-            lock.release()
+            ctrl_c.restore()
+    if at_once or stopped:
+        from pcnn_explore.checkpoint import read_meta
+
+        last = (read_meta(out / CHECKPOINT) or {}).get("step")
+        raise RunInterrupted(str(out), step, cfg.steps, None if last is None else int(last), at_once,
+                             at_once and writer.in_flight() is not None)
     learning_sps = float("nan")
     if learn_clock is not None and step > learn_clock[0]:
         learning_sps = (step - learn_clock[0]) / max(time.perf_counter() - learn_clock[1], 1e-9)
     return _result(cfg, step, time.perf_counter() - t0, learning_sps, start_step, watch)
+
+
+def _close(lock: RunLock, writer: CheckpointWriter, ctrl_c: "_CtrlC", closables) -> None:
+    """Close everything a run opened, each even if another failed (a full disk), then give the
+    folder up: the checkpoint writer is finished (or, after Ctrl-C twice, cancelled) while the lock
+    is still held, and a write it cannot stop at once keeps the folder locked until it ends."""
+    def release() -> None:
+        running = writer.in_flight()  # (only after a cancel: close() waits for it)
+        if running is not None:
+            lock.hold_until(running)
+        lock.release()
+
+    with contextlib.ExitStack() as stack:  # (callbacks run last first, each even if one raised)
+        stack.callback(release)
+        stack.callback(lambda: writer.cancel() if ctrl_c.aborted else writer.close())
+        for closable in reversed(closables):
+            if closable is not None:
+                stack.callback(closable.close)
+
+
+class _Abort(KeyboardInterrupt):
+    """Ctrl-C a second time: stop at once."""
+
+
+class _CtrlC:
+    """SIGINT during a run (only where Python's own handler is in place, in the main thread): the
+    first asks for a checkpoint at the end of the vector step; a second stops at once (:class:`_Abort`,
+    and Python's handler is back for a third)."""
+
+    def __init__(self):
+        self.asked = self.aborted = False
+        self.previous = None
+
+    def install(self) -> "_CtrlC":
+        if (threading.current_thread() is threading.main_thread()
+                and signal.getsignal(signal.SIGINT) is signal.default_int_handler):
+            self.previous = signal.signal(signal.SIGINT, self._handle)
+        return self
+
+    def _handle(self, signum, frame) -> None:
+        if not self.asked:
+            self.asked = True
+            return
+        self.aborted = True
+        self.restore()
+        raise _Abort()
+
+    def restore(self) -> None:
+        if self.previous is not None:
+            previous, self.previous = self.previous, None
+            signal.signal(signal.SIGINT, previous)
+
+
+class RunInterrupted(KeyboardInterrupt):
+    """Ctrl-C (SIGINT) stopped a run. Once: a checkpoint was taken at ``step``, the agent step it
+    reached (``checkpoint == step``). Twice (``at_once``): it stopped without finishing that
+    checkpoint; ``checkpoint`` is the step of the last one in ``out_dir`` (None: none yet), and
+    ``writing`` says a checkpoint write that could not be cut short still runs in the background
+    (the folder stays locked until it ends)."""
+
+    def __init__(self, out_dir: str, step: int, steps: int, checkpoint: int | None, at_once: bool = False,
+                 writing: bool = False):
+        super().__init__(out_dir, step, steps, checkpoint, at_once, writing)
+        self.out_dir, self.step, self.steps, self.checkpoint = out_dir, step, steps, checkpoint
+        self.at_once, self.writing = at_once, writing
+
+    def text(self, resume: str, fresh: str) -> str:
+        """The one line: ``resume`` is how to continue, ``fresh`` how to start afresh elsewhere."""
+        if not self.at_once:
+            return (f"interrupted at step {self.step} of {self.steps}: checkpoint saved in {self.out_dir}; "
+                    f"resume with: {resume}")
+        if self.writing:
+            return (f"interrupted twice at step {self.step}: stopped at once while a checkpoint was being written; "
+                    f"it ends in the background ({self.out_dir} stays locked until then), then resume with: {resume}")
+        if self.checkpoint is None:
+            return (f"interrupted twice at step {self.step}: stopped at once, before the run's first checkpoint, so "
+                    f"{self.out_dir} cannot resume: {fresh}")
+        return (f"interrupted twice at step {self.step}: stopped at once; the last checkpoint in {self.out_dir} is "
+                f"at step {self.checkpoint}: resume with: {resume}")
+
+    def __str__(self) -> str:
+        return self.text("train(cfg, resume=True)", "start afresh with another out_dir")
 
 
 class _SolveWatch:

@@ -51,7 +51,7 @@ class Resume:
         if self.saved is None:
             if (out / CHECKPOINT).exists() or (out / LOG).exists():
                 raise RunError(f"{out} already holds a training run (written after this run checked it): "
-                               "choose another --out")
+                               "choose another {out_dir}")
         elif _stamp(out / CHECKPOINT) != self.stamp:
             raise RunError(f"cannot resume {out}: its checkpoint changed while this run read it (another run "
                            "wrote it): start again")
@@ -93,21 +93,21 @@ def open_run(cfg: TrainConfig, resume: bool) -> Resume:
     out = Path(cfg.out_dir)
     ckpt = out / CHECKPOINT
     if out.exists() and not out.is_dir():
-        raise RunError(f"{out} is a file, not a folder: choose another --out")
+        raise RunError(f"{out} is a file, not a folder: choose another {{out_dir}}")
+    probe(out)  # a live run first: no advice about a folder that a running process holds
     if (out / LOG).exists() and not ckpt.exists():
         raise RunError(f"{out} holds a log but no checkpoint (the run stopped before its first checkpoint, so "
-                       "it cannot resume): remove the folder or choose another --out")
+                       "it cannot resume): remove the folder or choose another {out_dir}")
     if not resume:
         if ckpt.exists():
-            raise RunError(f"{out} already holds a training run: add --resume (resume=True) to continue it, "
-                           "or choose another --out")
+            raise RunError(f"{out} already holds a training run: {{resume}} to continue it, or choose another "
+                           "{out_dir}", python={"resume": "pass resume=True"}, cli={"resume": "add --resume"})
         _check_writable(out)
-        probe(out)
         return Resume(saved=None)
     if not ckpt.is_file():
         what = "does not exist" if not out.exists() else "holds no checkpoint"
-        raise RunError(f"cannot resume: {out} {what}; start a fresh run with another --out (or without --resume)")
-    probe(out)  # (before reading a checkpoint of gigabytes)
+        raise RunError(f"cannot resume: {out} {what}; start a fresh run with another {{out_dir}} ({{fresh}})",
+                       python={"fresh": "or with resume=False"}, cli={"fresh": "or without --resume"})
     stamp = _stamp(ckpt)
     reason = "corrupt, truncated or of another version"
     try:
@@ -117,7 +117,7 @@ def open_run(cfg: TrainConfig, resume: bool) -> Resume:
         ok, reason = False, e.reason
     if not ok:
         raise RunError(f"cannot resume: {ckpt} is not a readable pcnn-explore checkpoint ({reason}); "
-                       "start a fresh run with another --out")
+                       "start a fresh run with another {out_dir}")
     filled = _check_resumable(saved["config"], cfg)
     step = int(saved["step"])
     check_log(out, saved)
@@ -183,5 +183,5 @@ def _check_resumable(saved: dict, cfg: TrainConfig) -> dict:
     if diff:
         detail = ", ".join(f"{{{k}}}: checkpoint {saved.get(k)!r} vs now {now[k]!r}" for k in diff)
         raise RunError(f"cannot resume {cfg.out_dir}: settings differ from the checkpoint's ({detail}); "
-                       "use the checkpoint's settings or another --out")
+                       "use the checkpoint's settings or another {out_dir}")
     return filled
