@@ -143,6 +143,13 @@ def test_the_solve_counts_come_from_the_checkpoint(run):
     assert "stopped at step" not in note and len(note.splitlines()) == 1
 
 
+def test_the_command_line_says_a_resume_past_the_solve_point_ran_nothing(run, capsys):
+    assert main(["train", "--resume", "--out", str(run), "--steps", "600", "--stop-when-solved", "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert "had trained on past it to step 400 with --stop-when-solved off: nothing more was run" in out
+    assert "stopped at step" not in out
+
+
 def _sweep(tmp_path, made):
     trials = []
     for seed in (0, 1):

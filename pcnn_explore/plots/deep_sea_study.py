@@ -1,5 +1,5 @@
 """Figures of a deep-sea agent study (:mod:`pcnn_explore.experiments.agents.deep_sea_study`): per-seed
-values with their 95% t intervals, and coverage over episodes. Return matplotlib Figures; never
+values with the 95% interval of their mean (given by the caller), and coverage over episodes. Return matplotlib Figures; never
 select a backend."""
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ def plot_per_seed(values: Mapping[str, Sequence[float]], intervals: Mapping[str,
     ax.set_xticks(range(len(values)))
     ax.set_xticklabels(list(values), fontsize=7, rotation=15, ha="right")
     ax.set_ylabel(ylabel)
-    ax.set_title(title or f"{ylabel}: seeds (dots), mean (bar), 95% t interval (line)", fontsize=9)
+    ax.set_title(title or f"{ylabel}: seeds (dots), mean (bar), 95% interval of the mean (line: the exact sign-flip interval)", fontsize=9)
     return fig
 
 

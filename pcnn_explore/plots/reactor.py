@@ -18,7 +18,7 @@ def plot_reactor_study(study: Mapping[str, Any], seeds: Sequence[int], labels: M
     """Three panels from :func:`pcnn_explore.experiments.agents.reactor_study.collect`'s ``study``.
 
     Reactor variants are dashed (squares), DQN solid (dots). Left: each seed's AUC (share of its episodes that found the +1, mean over the sizes) per variant
-    as dots, the mean and its 95% t interval as a bar. Middle: on DeepSea-``size``, the share of
+    as dots, the mean and its exact 95% interval (sign flip; none where too few seeds bound it) as a bar. Middle: on DeepSea-``size``, the share of
     episodes with the +1 per window of ``window`` episodes (mean over seeds; each seed thin).
     Right: for each Reactor variant and seed, the mean trace product prod c from x_0 to the last large
     reward (clipped reward > 0.5: the +1 or a large bonus) of the replayed sequences that start an
@@ -26,7 +26,7 @@ def plot_reactor_study(study: Mapping[str, Any], seeds: Sequence[int], labels: M
     """
     from matplotlib.figure import Figure
 
-    from pcnn_explore.verdicts import t_interval
+    from pcnn_explore.verdicts import sign_flip_interval
 
     per = study["per_seed"]
     if not per:
@@ -41,12 +41,12 @@ def plot_reactor_study(study: Mapping[str, Any], seeds: Sequence[int], labels: M
         colour = colours.get(v) or f"C{k}"
         left.scatter(np.full(len(auc), k) + np.linspace(-0.12, 0.12, len(auc)), auc, s=18, color=colour, zorder=3,
                      marker="s" if reactor[v] else "o")
-        if len(auc) > 1:
-            lo, hi = t_interval(auc)
+        lo, hi = sign_flip_interval(list(auc)) if len(auc) > 1 else (np.nan, np.nan)
+        if np.isfinite(lo) and np.isfinite(hi):  # (too few seeds bound no interval)
             left.errorbar([k + 0.25], [auc.mean()], yerr=[[auc.mean() - lo], [hi - auc.mean()]], fmt="_",
                           color="k", capsize=4, lw=1.2)
     left.set_xticks(range(len(names)), [labels.get(v, v) for v in names], rotation=20, fontsize=8)
-    left.set(ylabel="share of episodes with the +1 (AUC)", title=f"{title}: per seed, mean and 95% t interval")
+    left.set(ylabel="share of episodes with the +1 (AUC)", title=f"{title}: per seed, mean and exact 95% interval")
     for k, v in enumerate(names):
         rows = [r for r in study["runs"] if r["variant"] == v and r["size"] == size]
         curves = []

@@ -144,9 +144,9 @@ def _run(args: argparse.Namespace) -> int:
             else f"mean return (last 10% of episodes) {result.mean_return_last:.3f}")
     print(f"{result.steps} agent steps, {result.episodes} episodes, {mean}, {result.steps_per_second:.0f} steps/s; "
           f"logs in {result.out_dir}")
-    if result.solved_episode is not None:
-        print(f"solved by bsuite's deep-sea rule at episode {result.solved_episode}: stopped at step {result.steps} "
-              f"of {cfg.steps} (--stop-when-solved)")
+    note = result.solved_note(cfg.steps)
+    if note is not None:
+        print(note)
     return 0
 
 
