@@ -4,7 +4,7 @@
     python benchmarks/bench_agent.py --device cuda --steps 4000 --json out.json
     python benchmarks/bench_agent.py --device cuda --num-envs 8 --steps 8000 --learning-starts 1000
 
-Each variant runs ``pcnn_explore.train.train`` for ``--steps`` agent steps with gradient steps
+Each variant runs ``pcnn_explore.run.train`` for ``--steps`` agent steps with gradient steps
 from ``--learning-starts`` on (every 4 agent steps, batch 32, as in the Nature DQN), and reports
 agent steps per second over the learning phase (from the first gradient step to the end). The
 variants alternate ``--repeats`` times; the best of the repeats is reported. Then one agent step is
@@ -34,7 +34,7 @@ import torch  # noqa: E402
 
 
 def run_variant(env_id, bonus, thread, args, out_root, tag):
-    from pcnn_explore.train import TrainConfig, train
+    from pcnn_explore.run import TrainConfig, train
 
     cfg = TrainConfig.preset(
         "paper", env=env_id, bonus=bonus, mmc_beta=0.1 if bonus != "none" else 0.0, steps=args.steps,

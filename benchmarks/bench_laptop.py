@@ -4,7 +4,7 @@
     python benchmarks/bench_laptop.py --steps 20000    # longer runs, steadier figures
     python benchmarks/bench_laptop.py --json out.json
 
-Each case runs ``pcnn_explore.train.train`` (study profile, ``--train-every 4 --batch-size 32``,
+Each case runs ``pcnn_explore.run.train`` (study profile, ``--train-every 4 --batch-size 32``,
 one torch thread, no TensorBoard) for ``--steps`` agent steps in this process:
 
 - ``DeepSea-20-v0``: ``dqn`` (no bonus) and ``cts_mmc`` (CTS bonus, MMC beta 0.1);
@@ -70,7 +70,7 @@ def timed(clock: dict):
 
 
 def run_case(env_id: str, bonus: str, extra: dict, num_envs: int, steps: int, seed: int, out: str) -> dict:
-    from pcnn_explore.train import TrainConfig, train
+    from pcnn_explore.run import TrainConfig, train
 
     cfg = TrainConfig.preset("study", env=env_id, bonus=bonus, steps=steps, num_envs=num_envs, seed=seed,
                              train_every=4, batch_size=32, tensorboard=False, num_threads=1, out_dir=out, **extra)

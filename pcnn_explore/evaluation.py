@@ -93,7 +93,7 @@ def training_curve(end_steps: Sequence[int], returns: Sequence[float], steps_don
 
 
 def curve_from_log(log: Mapping[str, np.ndarray], window: int) -> Curve:
-    """:func:`training_curve` of a training log (:func:`pcnn_explore.train.read_log`'s columns).
+    """:func:`training_curve` of a training log (:func:`pcnn_explore.run.read_log`'s columns).
 
     Complete episodes (``complete == 1``) count by their ``step`` and ``return``; the run's steps
     done are the last row's ``step`` (a run cut mid-episode logs that episode with complete 0).

@@ -176,7 +176,7 @@ def test_results_by_key_and_metrics():
 
 
 def test_load_run_reads_a_log_and_cuts_at_a_step(tmp_path):
-    from pcnn_explore.train import LOG_COLUMNS
+    from pcnn_explore.run import LOG_COLUMNS
 
     spec = RunSpec("dqn", "MiniGrid-Serpentine-7x7-v0", 0, 500, "smoke", str(tmp_path), (("lr", 0.001),))
     (tmp_path / "run_spec.json").write_text(json.dumps(dataclasses.asdict(spec)))
@@ -368,7 +368,7 @@ def test_bad_reactor_names_are_rejected(name, match):
 
 
 def test_reactor_variants_come_from_the_registry_and_build_configs():
-    from pcnn_explore.train import TrainConfig
+    from pcnn_explore.run import TrainConfig
 
     assert {n for n in VARIANTS if n.startswith("reactor")} == {"reactor"} | {
         f"reactor_{m}{i}" for m in density.BONUS_MODELS for i in ("", "_intrinsic")}
@@ -543,7 +543,7 @@ def test_paper_entries_quote_the_paper_for_the_env():
 
 
 def _write_log(folder, episodes, steps):
-    from pcnn_explore.train import LOG_COLUMNS
+    from pcnn_explore.run import LOG_COLUMNS
 
     folder.mkdir(parents=True)
     lines, last = [",".join(LOG_COLUMNS)], 0

@@ -11,7 +11,7 @@ import torch
 
 from pcnn_explore.cli import main
 from pcnn_explore.run.loop import describe
-from pcnn_explore.train import TrainConfig, train
+from pcnn_explore.run import TrainConfig, train
 
 torch.set_num_threads(1)
 ENV = "MiniGrid-Empty-5x5-v0"

@@ -116,7 +116,7 @@ def test_ids_shapes_and_defaults():
     defaults = env_defaults("DeepSea-20-v0")
     assert defaults["epsilon_decay_steps"] == 2_000 and env_defaults("DeepSea-20-v0", "smoke") == {}
     assert env_defaults("MiniGrid-Empty-5x5-v0") == {}
-    from pcnn_explore.train import TrainConfig
+    from pcnn_explore.run import TrainConfig
 
     TrainConfig.preset("study", env="DeepSea-20-v0", **defaults)  # every field is a valid setting
 
@@ -161,7 +161,7 @@ def test_make_env_draws_the_mapping_from_a_given_mapping_seed():
 def test_the_run_setting_mapping_seed_defaults_to_42_on_deep_sea_only():
     from pcnn_explore.checks import SettingError
     from pcnn_explore.run.config import RESUMABLE_CHANGES
-    from pcnn_explore.train import TrainConfig
+    from pcnn_explore.run import TrainConfig
 
     assert TrainConfig.preset("study", env="DeepSea-14-v0").mapping_seed == 42
     assert TrainConfig.preset("study", env="DeepSea-14-v0", mapping_seed=3).mapping_seed == 3
@@ -178,7 +178,7 @@ def test_a_run_records_its_mapping_seed_and_resume_checks_it(tmp_path, capsys):
     import json
 
     from pcnn_explore.cli import main
-    from pcnn_explore.train import load_policy
+    from pcnn_explore.run import load_policy
 
     out = tmp_path / "run"
     base = ["train", "--env", "DeepSea-5-v0", "--profile", "smoke", "--no-progress", "--out", str(out),
@@ -203,7 +203,7 @@ def test_a_run_records_its_mapping_seed_and_resume_checks_it(tmp_path, capsys):
 
 def test_settings_saved_before_the_mapping_seed_existed_resume_on_mapping_seed_0():
     from pcnn_explore.run.resume import RunError, _check_resumable
-    from pcnn_explore.train import TrainConfig
+    from pcnn_explore.run import TrainConfig
 
     old = TrainConfig.preset("smoke", env="DeepSea-5-v0", mapping_seed=0).to_dict()
     del old["mapping_seed"]

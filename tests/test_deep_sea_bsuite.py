@@ -216,7 +216,7 @@ def test_the_python_api_names_the_rule_to_set_on_an_older_run(tmp_path):
     common = dict(env="DeepSea-5-v0", steps=50, checkpoint_every=0, tensorboard=False, out_dir=str(tmp_path / "r"))
     train(TrainConfig.preset("smoke", mapping_rule="kit_v1", **common), progress=False)
     _strip(tmp_path / "r", keys=("mapping_rule",))
-    from pcnn_explore.train import load_policy
+    from pcnn_explore.run import load_policy
 
     _, policy = load_policy(tmp_path / "r")  # its saved settings lack the rule: the env it was trained on
     assert (policy.env_kwargs["mapping_seed"], policy.env_kwargs["mapping_rule"]) == (42, "kit_v1")

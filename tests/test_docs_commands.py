@@ -134,7 +134,7 @@ def test_the_pages_show_every_command_and_the_one_minute_example():
 @pytest.fixture(scope="module")
 def finished_run(tmp_path_factory) -> Path:
     """A short finished run on the docs' DeepSea env, for commands that resume or record from one."""
-    from pcnn_explore.train import TrainConfig, train
+    from pcnn_explore.run import TrainConfig, train
 
     out = tmp_path_factory.mktemp("fixture") / "run"
     train(TrainConfig.preset("smoke", env=RUN_ENV, bonus="cts", steps=100, out_dir=str(out)), progress=False)
@@ -168,7 +168,7 @@ def test_documented_command_is_valid(command, tmp_path, monkeypatch, capsys, fin
     if name == "reproduce":
         args = parse_only(argv)
         if args.notebooks is None:
-            from pcnn_explore.reproduce import find_notebooks
+            from pcnn_explore.report.reproduce import find_notebooks
 
             assert find_notebooks(None, args.only), command
         return

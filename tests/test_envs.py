@@ -1,6 +1,8 @@
 """Environment factories: shapes, the density frame, seeding, settings, bad ids."""
 from __future__ import annotations
 
+import importlib
+
 import numpy as np
 import pytest
 
@@ -163,20 +165,20 @@ def test_a_deep_sea_env_imports_neither_ale_py_nor_minigrid():
     assert out.stdout.split("\n")[:2] == ["[]", "['minigrid']"]
 
 
-def test_the_old_import_paths_name_the_same_objects():
+def test_the_envs_package_names_its_modules_objects_and_the_old_paths_are_gone():
     """``pcnn_explore.envs`` keeps the old module's public names; ``pcnn_explore.deep_sea`` and
-    ``pcnn_explore.frames`` name the objects of their new homes in the ``envs`` package."""
-    import pcnn_explore.deep_sea as old_deep_sea
+    ``pcnn_explore.frames`` (the old import paths) are gone: the modules live in the ``envs`` package."""
     import pcnn_explore.envs as envs
-    import pcnn_explore.frames as old_frames
     from pcnn_explore.envs import deep_sea, factory, frames, ids, info
 
     for name in envs.__all__ + ["EXAMPLE_IDS", "DENSITY_SHAPE", "MONTEZUMA_ROOM_RAM", "MiniGridPixels"]:
         assert getattr(envs, name) is not None, name
     assert envs.make_env is factory.make_env and envs.check_env_id is ids.check_env_id
     assert envs.DensityFrameInfo is info.DensityFrameInfo and envs.DEEP_SEA_MMC_BETA == deep_sea.DEEP_SEA_MMC_BETA
-    assert old_deep_sea.DeepSeaEnv is deep_sea.DeepSeaEnv and old_deep_sea.deep_sea_size("DeepSea-12-v0") == 12
-    assert old_frames.to_density_frame is frames.to_density_frame and old_frames.DENSITY_LEVELS == 8
+    assert deep_sea.deep_sea_size("DeepSea-12-v0") == 12 and frames.DENSITY_LEVELS == 8
+    for old in ("pcnn_explore.deep_sea", "pcnn_explore.frames"):
+        with pytest.raises(ModuleNotFoundError):
+            importlib.import_module(old)
     with pytest.raises(AttributeError, match="make_envs"):
         envs.make_envs  # noqa: B018
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from pcnn_explore.experiments.exploration import laptop as exp
-from pcnn_explore.train import LOG_COLUMNS
+from pcnn_explore.run import LOG_COLUMNS
 
 
 def _write_log(path, rows):

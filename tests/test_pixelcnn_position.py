@@ -133,7 +133,7 @@ def test_bad_position_and_mismatched_states_rejected():
 
 def test_registry_entry_and_the_agent_variants_it_brings():
     from pcnn_explore.run.variants import VARIANTS, variant_label
-    from pcnn_explore.train import BONUSES, TrainConfig
+    from pcnn_explore.run import BONUSES, TrainConfig
 
     m = make_density("pixelcnn_pos", 4, 5, 8, seed=2, lr=0.01)
     assert isinstance(m, PixelCNNDensity) and m.position == "bias" and m.lr == 0.01

@@ -67,7 +67,7 @@ def test_reward_trace_products_edge_cases():
 
 def test_the_loop_writes_one_row_per_gradient_step_and_resume_cuts_back(tmp_path):
     from pcnn_explore.run.trace_log import TRACE_COLUMNS, TRACES, read_traces
-    from pcnn_explore.train import TrainConfig, train
+    from pcnn_explore.run import TrainConfig, train
 
     common = dict(env="DeepSea-4-v0", agent="reactor", learning_starts=20, train_every=2, tensorboard=False)
     full = TrainConfig.preset("smoke", steps=80, out_dir=str(tmp_path / "full"), **common)

@@ -487,7 +487,7 @@ def test_life_losses_match_the_emulator_lives_counter():
 
 
 def test_checkpoint_policy_drives_the_recording(tmp_path):
-    from pcnn_explore.train import load_policy
+    from pcnn_explore.run import load_policy
 
     run = tmp_path / "run"
     assert main(["train", "--env", "MiniGrid-Empty-5x5-v0", "--bonus", "none", "--profile", "smoke",
@@ -597,7 +597,7 @@ def _spy_on_reactor(monkeypatch):
 def _replay_episode(run, seed: int, draws_before: int, n_steps: int) -> list[int]:
     """The actions of a freshly loaded (zero-state) Reactor policy in one fresh DeepSea episode, its
     generator first advanced past ``draws_before`` uniforms (one per action, ReactorAgent.act)."""
-    from pcnn_explore.train import load_policy
+    from pcnn_explore.run import load_policy
 
     _, policy = load_policy(run, seed=seed)
     policy.rng.random(draws_before)

@@ -151,14 +151,17 @@ def test_bad_arguments_fail_before_running(fake_notebooks, tmp_path):
     assert not (tmp_path / "o").exists()
 
 
-def test_the_old_import_paths_are_the_report_package():
-    import pcnn_explore.reproduce as old
+def test_the_old_import_path_is_gone_and_the_report_package_has_the_names():
+    import importlib
+
     from pcnn_explore import report
     from pcnn_explore.report import metrics
     from pcnn_explore.report import reproduce as new
-    from pcnn_explore.reproduce import NotebookResult, reproduce as run
+    from pcnn_explore.report.reproduce import NotebookResult, reproduce as run
 
-    assert old is new and run is new.reproduce and NotebookResult is new.NotebookResult
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module("pcnn_explore.reproduce")
+    assert run is new.reproduce and NotebookResult is new.NotebookResult
     assert (report.write_metrics, report.read_metrics, report.paper_vs_run) == \
         (metrics.write_metrics, metrics.read_metrics, metrics.paper_vs_run)
     assert cli.COMMANDS["reproduce"][0] == "pcnn_explore.report.reproduce"

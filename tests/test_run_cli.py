@@ -14,7 +14,7 @@ import torch
 from pcnn_explore.checks import flag
 from pcnn_explore.cli import main
 from pcnn_explore.run.cli import add_arguments, config_from_args
-from pcnn_explore.train import TrainConfig, load_policy, read_log, train
+from pcnn_explore.run import TrainConfig, load_policy, read_log, train
 
 torch.set_num_threads(1)
 ENV = "MiniGrid-Empty-5x5-v0"

@@ -25,7 +25,7 @@ import torch
 
 from pcnn_explore.checkpoint import load, read_meta
 from pcnn_explore.cli import main
-from pcnn_explore.train import LOG_COLUMNS, RunError, TrainConfig, read_log, train
+from pcnn_explore.run import LOG_COLUMNS, RunError, TrainConfig, read_log, train
 from test_run_cli import snapshot  # every file's bytes and mtime under a folder
 from test_train import assert_same, check_log_covers_every_step
 

@@ -24,7 +24,7 @@ from pcnn_explore import atomic
 from pcnn_explore.atomic import write_text_atomic
 from pcnn_explore.checkpoint import CorruptFile, load, read_meta, save_atomic
 from pcnn_explore.cli import main
-from pcnn_explore.train import RunError, TrainConfig, load_policy, read_log, train
+from pcnn_explore.run import RunError, TrainConfig, load_policy, read_log, train
 from test_run_cli import snapshot  # every file's bytes and mtime under a folder
 
 torch.set_num_threads(1)

@@ -86,7 +86,7 @@ def test_a_file_that_is_no_policy_is_a_clear_error(tmp_path):
 
 def test_checkpoint_stream_plays_the_trained_agent(tmp_path):
     from pcnn_explore.cli import main
-    from pcnn_explore.train import load_policy
+    from pcnn_explore.run import load_policy
 
     run = tmp_path / "run"
     assert main(["train", "--env", "ALE/Pong-v5", "--bonus", "none", "--profile", "smoke", "--steps", "40",
@@ -115,7 +115,7 @@ def test_checkpoint_stream_resets_a_reactor_lstm_at_every_episode_start(tmp_path
     are those of a freshly loaded policy (drawing the same uniforms) in a fresh episode."""
     from pcnn_explore.agents.reactor import ReactorAgent
     from pcnn_explore.cli import main
-    from pcnn_explore.train import load_policy
+    from pcnn_explore.run import load_policy
 
     run = tmp_path / "run"
     assert main(["train", "--env", "DeepSea-6-v0", "--agent", "reactor", "--bonus", "none", "--profile", "smoke",

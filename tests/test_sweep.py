@@ -89,7 +89,7 @@ def test_the_same_sweep_again_resumes_an_interrupted_trial(ray_cluster, tmp_path
     import subprocess
     import sys
 
-    from pcnn_explore.train import TrainConfig, train
+    from pcnn_explore.run import TrainConfig, train
 
     steps = 800
     grid = Grid(envs=(ENV,), variants=("dqn",), seeds=(3,), profile="smoke", out=str(tmp_path),

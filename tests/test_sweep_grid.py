@@ -261,7 +261,7 @@ def test_a_larger_steps_extends_a_finished_sweep(capsys, tmp_path, no_ray):
     """The same sweep again with more steps resumes each trial from its checkpoint (as train --resume
     --steps does); its log then covers every step once, as one run of the larger budget would."""
     from pcnn_explore.run.log import read_log
-    from pcnn_explore.train import TrainConfig, train
+    from pcnn_explore.run import TrainConfig, train
 
     def grid(steps):
         return sg.Grid(envs=(ENV,), variants=("dqn",), profile="smoke", out=str(tmp_path / "s"),

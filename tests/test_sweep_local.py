@@ -35,7 +35,7 @@ def _rows(folder) -> list[dict]:
 
 def _direct(settings: dict, out: Path) -> list[dict]:
     """The same trial run by ``train`` in this process."""
-    from pcnn_explore.train import TrainConfig, train
+    from pcnn_explore.run import TrainConfig, train
 
     train(TrainConfig(**{**settings, "out_dir": str(out)}), progress=False)
     return _rows(out)

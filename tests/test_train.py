@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from pcnn_explore.checkpoint import load
-from pcnn_explore.train import LOG_COLUMNS, TrainConfig, load_policy, read_log, train
+from pcnn_explore.run import LOG_COLUMNS, TrainConfig, load_policy, read_log, train
 
 torch.set_num_threads(1)
 ENV = "MiniGrid-Empty-5x5-v0"  # 100-step time limit: episodes are short

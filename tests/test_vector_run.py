@@ -15,7 +15,7 @@ import torch
 
 from pcnn_explore.checkpoint import load
 from pcnn_explore.run.metrics import crossed
-from pcnn_explore.train import LOG_COLUMNS, TrainConfig, read_log, train
+from pcnn_explore.run import LOG_COLUMNS, TrainConfig, read_log, train
 
 torch.set_num_threads(1)
 ENV = "MiniGrid-Empty-5x5-v0"
@@ -171,7 +171,7 @@ def test_reactor_with_the_sub_sampled_bonus(tmp_path):
     assert log["density_updates"][-1] == ck["bonus"]["n"] and 70 <= ck["bonus"]["n"] <= 130
     assert np.isnan(log["epsilon"]).all() and np.isfinite(log["td_loss"][-1])
     assert set(ck["agent"]) == {"net", "target", "optimizer", "h", "c"}
-    from pcnn_explore.train import load_policy
+    from pcnn_explore.run import load_policy
 
     env_id, policy = load_policy(cfg.out_dir)
     obs, _ = policy.make_env(seed=3).reset()

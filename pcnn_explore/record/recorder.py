@@ -1,7 +1,7 @@
 """Recording: play episode(s) while a density model trains online on every state.
 
 Policies: uniform random, a scripted action sequence (:data:`SCRIPTS`, then random) or a trained
-agent's checkpoint (``pcnn_explore.train.load_policy``). See :func:`record_episode`.
+agent's checkpoint (``pcnn_explore.run.load_policy``). See :func:`record_episode`.
 """
 from __future__ import annotations
 
@@ -55,7 +55,7 @@ class _RandomPolicy:
 
 
 class _CheckpointPolicy:
-    """A trained agent (``pcnn_explore.train.load_policy``); ``reset()`` at each episode start
+    """A trained agent (``pcnn_explore.run.load_policy``); ``reset()`` at each episode start
     zeroes a recurrent agent's LSTM state (Reactor), so no episode sees the one before."""
 
     def __init__(self, fn: Callable[[np.ndarray], int]):
@@ -101,11 +101,11 @@ def _check_settings(env_id, policy, density, warmup_frames, seed, max_steps, n_e
 
 
 def _load_checkpoint_policy(path: str, env_id: str, seed: int):
-    """``pcnn_explore.train.load_policy``, checked against ``env_id``; ValueError naming the file if
+    """``pcnn_explore.run.load_policy``, checked against ``env_id``; ValueError naming the file if
     it holds no policy (the reason in our words: never advice to unpickle an untrusted file)."""
     from pcnn_explore.checkpoint import check_header
     from pcnn_explore.run.checkpoints import CHECKPOINT
-    from pcnn_explore.train import load_policy
+    from pcnn_explore.run import load_policy
 
     if Path(path).name == CHECKPOINT and Path(path).is_file():
         # the policy is read from the policy.pt beside it: a checkpoint named that cannot be read is
@@ -171,7 +171,7 @@ def record_episode(
     ``policy`` while a ``density`` model trains online on every state; return the :class:`Episode`.
 
     ``policy``: "random" (uniform), "scripted" (the action script in :data:`SCRIPTS`, then
-    random), or the path of an agent checkpoint (``pcnn_explore.train.load_policy``).
+    random), or the path of an agent checkpoint (``pcnn_explore.run.load_policy``).
     ``warmup_frames``: frames (agent steps) the model trains on first, from separate episodes
     of the same env and policy. ``sticky_actions``: probability of repeating the previous action
     per emulator frame; None means 0.25 (the ALE v5 default) except 0 for the scripted policy.

@@ -10,8 +10,8 @@
 - :mod:`~pcnn_explore.run.cli`: ``pcnn-explore train``, a flag for every setting;
 - :mod:`~pcnn_explore.run.variants`: the agent variants (``dqn``, ``cts_mmc``, ...) and the settings they expand to.
 
-``pcnn_explore.train`` re-exports the public names. They are imported on first use, so that
-``pcnn-explore train --help`` loads neither torch nor gymnasium.
+This package names the public ones (``from pcnn_explore.run import TrainConfig, train, read_log``),
+imported on first use, so that ``pcnn-explore train --help`` loads neither torch nor gymnasium.
 """
 import importlib
 

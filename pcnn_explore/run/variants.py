@@ -13,7 +13,7 @@ policy with Retrace, not MMC)::
 
     reactor, reactor_pixelcnn, reactor_cts, reactor_pixelcnn_pos, reactor_cts_intrinsic, ...
 
-:func:`variant_overrides` turns a name into the :class:`pcnn_explore.train.TrainConfig` fields it
+:func:`variant_overrides` turns a name into the :class:`pcnn_explore.run.TrainConfig` fields it
 sets; :func:`variant_label` into the paper's name ("DQN-PixelCNN" is the bonus agent with MMC,
 as in the paper, which uses MMC for every intrinsically motivated agent unless it says otherwise;
 "Reactor-PixelCNN" is Reactor with the bonus, added on a random 25% of steps as in the paper).

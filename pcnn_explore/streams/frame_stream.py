@@ -20,7 +20,7 @@ Policies
 - ``"explorer"`` (Montezuma's Revenge): an open-loop route through rooms 1, 2, 6 and 5 with
   random branches, played from emulator states cloned and restored along the route
   (:mod:`pcnn_explore.streams.policies`); needs ``sticky_actions=0``.
-- ``"checkpoint:PATH"``: a trained agent (``pcnn_explore.train.load_policy(PATH)``) in the env
+- ``"checkpoint:PATH"``: a trained agent (``pcnn_explore.run.load_policy(PATH)``) in the env
   it was trained on; the settings hold the policy file's content hash.
 
 Streams of the last two also carry ``rooms`` (RAM address 3 in Montezuma, else -1) and

@@ -12,7 +12,7 @@ learning agents that move from room to room. Two policies give such streams
   ``branch_length`` uniformly random actions are played and recorded, and the state is restored
   (``ale.restoreState``), so the route never desynchronises. When the route ends, the episode
   ends (reset). Needs deterministic dynamics: sticky actions 0, no random no-ops at reset.
-- ``"checkpoint:PATH"``: a trained agent (``pcnn_explore.train.load_policy``) acting
+- ``"checkpoint:PATH"``: a trained agent (``pcnn_explore.run.load_policy``) acting
   epsilon-greedily (:data:`CHECKPOINT_EPSILON`) in the env it was trained on
   (``policy.make_env(seed)``); the frames are the env's density frames. ``policy.reset()`` at
   each episode start: a Reactor agent's LSTM state starts every episode from zero.
@@ -81,7 +81,7 @@ def checkpoint_file(path: str | Path) -> Path:
 def checkpoint_settings(path: str, game: str) -> dict[str, Any]:
     """The stream settings a checkpoint contributes: its file, content hash and the sticky-action
     probability it was trained with. Raises ValueError when it holds no policy or another game's."""
-    from pcnn_explore.train import load_policy
+    from pcnn_explore.run import load_policy
 
     file = checkpoint_file(path)
     try:
@@ -188,7 +188,7 @@ def play_explorer(settings: dict[str, Any], progress: bool = False) -> dict[str,
 def play_checkpoint(settings: dict[str, Any], progress: bool = False) -> dict[str, np.ndarray]:
     """The stream of the trained agent in ``settings["checkpoint"]`` (see the module docstring),
     seeded with ``seed`` (environment at the first reset, epsilon-greedy draws)."""
-    from pcnn_explore.train import load_policy
+    from pcnn_explore.run import load_policy
 
     _, policy = load_policy(settings["checkpoint"], epsilon=settings["epsilon"], seed=settings["seed"])
     env = policy.make_env(settings["seed"], keep_rgb=False)

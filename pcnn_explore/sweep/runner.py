@@ -1,6 +1,6 @@
 """Run a sweep's trials: on this machine without Ray by default, or as Ray tasks on a cluster.
 
-Each trial is one resumable training run (:func:`pcnn_explore.train.train`) in its own folder.
+Each trial is one resumable training run (:func:`pcnn_explore.run.train`) in its own folder.
 Where they run is the executor's choice (:func:`choose_executor`): ``local``, a pool of reused
 worker processes on this machine (:mod:`pcnn_explore.sweep.local`; no Ray), or ``ray``, Ray tasks
 with ``cpus_per_trial`` CPUs and ``gpus_per_trial`` GPUs (fractions share a device) on a cluster

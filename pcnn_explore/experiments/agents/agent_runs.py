@@ -2,7 +2,7 @@
 
 Shared by the agent experiments (Fig. 5, 11, 12, 13 of the paper; their table is
 :mod:`pcnn_explore.experiments.agents.agent_figures`). Each run is a trial of the sweep runner
-(:func:`pcnn_explore.sweep.runner.run_trials`): one resumable :func:`pcnn_explore.train.train`
+(:func:`pcnn_explore.sweep.runner.run_trials`): one resumable :func:`pcnn_explore.run.train`
 in its own output folder, in a pool of worker processes on this machine by default (no Ray), as a
 Ray task where ``$RAY_ADDRESS`` names a cluster or a Ray is already started in this process (or
 where ``executor``/``$PCNN_EXPLORE_EXECUTOR`` says ``ray``), at most ``workers`` at once, one CPU
@@ -122,7 +122,7 @@ def _check_spec(spec: RunSpec) -> None:
 def _episodes_from_log(log: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Complete episodes' end steps, extrinsic returns and summed bonus from a training log.
 
-    The log (:func:`pcnn_explore.train.read_log`) has one row per episode: ``step`` (agent step at
+    The log (:func:`pcnn_explore.run.read_log`) has one row per episode: ``step`` (agent step at
     its end), ``return`` (extrinsic), ``intrinsic_return`` and ``complete`` (0 for an episode cut
     by the end of the step budget, which is left out here).
     """
@@ -171,7 +171,7 @@ def run_one(spec: RunSpec) -> RunResult:
     """
     import torch
 
-    from pcnn_explore.train import train
+    from pcnn_explore.run import train
 
     _check_spec(spec)
     torch.set_num_threads(1)
@@ -185,7 +185,7 @@ def run_one(spec: RunSpec) -> RunResult:
 
 
 def _read_result(spec: RunSpec, out: Path, max_step: int | None = None) -> RunResult:
-    from pcnn_explore.train import read_log
+    from pcnn_explore.run import read_log
 
     log = read_log(out)
     if max_step is not None:
@@ -369,7 +369,7 @@ class AgentSettings(ExperimentSettings):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
                 raise ValueError(f"{name} must be a positive integer, got {v!r}")
-        from pcnn_explore.train import TrainConfig
+        from pcnn_explore.run import TrainConfig
 
         known = {f.name for f in dataclasses.fields(TrainConfig)}
         for item in self.train_overrides:

@@ -23,7 +23,7 @@ seeds keyed by their ids); it needs :func:`pcnn_explore.verdicts.seeds_needed` (
 per line to be testable at all and is "not testable at this profile" with fewer (the study
 profile's 3 seeds). The kit's line gets the same test as a kit finding (:func:`deep_sea_kit_goal`).
 
-Every training run is one :func:`pcnn_explore.train.train` run (TrainConfig presets, DeepSea's
+Every training run is one :func:`pcnn_explore.run.train` run (TrainConfig presets, DeepSea's
 :func:`pcnn_explore.envs.env_defaults`, the line's settings on top), run through
 :func:`pcnn_explore.experiments.agents.agent_runs.run_specs`. Steps are agent steps throughout.
 """
@@ -183,7 +183,7 @@ class DeepSeaRun:
 def read_deep_sea_run(out_dir: str | os.PathLike, variant: str, size: int, seed: int, steps: int,
                       late_fraction: float = 0.25) -> DeepSeaRun:
     """Summarise the ``log.csv`` of a DeepSea run of ``steps`` agent steps."""
-    from pcnn_explore.train import read_log
+    from pcnn_explore.run import read_log
 
     log = read_log(out_dir)
     done = log["complete"] == 1
@@ -212,7 +212,7 @@ def coverage_curve(out_dir: str | os.PathLike, grid: np.ndarray) -> np.ndarray:
     The log has one row per episode with the count at the episode's end; between two ends the
     count is taken as the earlier one (a lower bound), 0 before the first end; NaN after the run.
     """
-    from pcnn_explore.train import read_log
+    from pcnn_explore.run import read_log
 
     log = read_log(out_dir)
     ends, cells = log["step"], np.nan_to_num(log["distinct_cells"], nan=0.0)
