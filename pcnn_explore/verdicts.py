@@ -42,7 +42,8 @@ one-line sentence):
   alpha each, which is the ``level`` interval lying inside (-margin, margin).
 
 :func:`combine_verdicts` is the one rule that combines claim verdicts into a notebook's word.
-:func:`t_interval` and :func:`binomial_interval` are the intervals of one line. The quantiles are
+:func:`t_interval` and :func:`binomial_interval` are the intervals of one line
+(:func:`shown_interval`: NaN where a table or figure has one value). The quantiles are
 exact (the regularised incomplete beta function, inverted by bisection): scipy is not needed.
 :data:`VERDICTS` is the report's vocabulary and :func:`word_of` its one reading, used by
 :mod:`pcnn_explore.report.index`.
@@ -58,7 +59,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 __all__ = ["VERDICTS", "VERDICT_COLOURS", "TESTS", "MAX_SIGN_FLIP_N", "MAX_SPLITS", "word_of", "Verdict",
-           "incomplete_beta", "t_cdf", "t_quantile", "beta_quantile", "t_interval", "binomial_interval",
+           "incomplete_beta", "t_cdf", "t_quantile", "beta_quantile", "t_interval", "shown_interval", "binomial_interval",
            "sign_flip_p", "sign_flip_interval", "permutation_p", "fisher_exact_p", "min_p", "seeds_needed",
            "combine_verdicts", "paired_verdict", "solved_verdict", "difference_verdict", "progress_verdict",
            "share_verdict", "equivalence_verdict"]
@@ -202,6 +203,12 @@ def t_interval(values: Sequence[float], level: float = 0.95) -> tuple[float, flo
     half = t_quantile(0.5 + level / 2.0, len(v) - 1) * s / math.sqrt(len(v))
     return m - half, m + half
 
+
+
+def shown_interval(values: Sequence[float], interval=t_interval, level: float = 0.95) -> tuple[float, float]:
+    """``interval(values, level)`` (:func:`t_interval`, :func:`sign_flip_interval`) for a table or a
+    figure: (NaN, NaN) where fewer than two values bound no interval."""
+    return interval(list(values), level) if len(values) > 1 else (math.nan, math.nan)
 
 def binomial_interval(k: int, n: int, level: float = 0.95) -> tuple[float, float]:
     """The exact Clopper-Pearson interval of a share k of n (e.g. seeds that solved a size):

@@ -26,7 +26,7 @@ def plot_reactor_study(study: Mapping[str, Any], seeds: Sequence[int], labels: M
     """
     from matplotlib.figure import Figure
 
-    from pcnn_explore.verdicts import sign_flip_interval
+    from pcnn_explore.verdicts import shown_interval, sign_flip_interval
 
     per = study["per_seed"]
     if not per:
@@ -41,7 +41,7 @@ def plot_reactor_study(study: Mapping[str, Any], seeds: Sequence[int], labels: M
         colour = colours.get(v) or f"C{k}"
         left.scatter(np.full(len(auc), k) + np.linspace(-0.12, 0.12, len(auc)), auc, s=18, color=colour, zorder=3,
                      marker="s" if reactor[v] else "o")
-        lo, hi = sign_flip_interval(list(auc)) if len(auc) > 1 else (np.nan, np.nan)
+        lo, hi = shown_interval(auc, sign_flip_interval)
         if np.isfinite(lo) and np.isfinite(hi):  # (too few seeds bound no interval)
             left.errorbar([k + 0.25], [auc.mean()], yerr=[[auc.mean() - lo], [hi - auc.mean()]], fmt="_",
                           color="k", capsize=4, lw=1.2)

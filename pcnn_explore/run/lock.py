@@ -39,10 +39,6 @@ class _Hold:
         self.fd, self.attempt, self.depth = fd, attempt, 1
 
 
-def _error(template: str) -> RunError:
-    return RunError(template)
-
-
 def holder(out_dir: str | os.PathLike) -> dict:
     """What the lock file of ``out_dir`` says about its holder (``attempt``, ``host``, ``pid``); {} if nothing."""
     try:
@@ -52,9 +48,9 @@ def holder(out_dir: str | os.PathLike) -> dict:
     return info if isinstance(info, dict) else {}
 
 
-def _busy(out: Path):
+def _busy(out: Path) -> RunError:
     info = holder(out)
-    return _error(f"{{out_dir}} {out} is in use by another run (PID {info.get('pid', '?')} on host "
+    return RunError(f"{{out_dir}} {out} is in use by another run (PID {info.get('pid', '?')} on host "
                   f"{info.get('host', '?')}): wait for it to end, or choose another {{out_dir}}")
 
 
@@ -138,20 +134,20 @@ class RunLock:
         try:
             self.out.mkdir(parents=True, exist_ok=True)
         except OSError as e:
-            raise _error(f"{{out_dir}} {self.out}: cannot create the folder ({e.strerror or e})") from None
+            raise RunError(f"{{out_dir}} {self.out}: cannot create the folder ({e.strerror or e})") from None
         path = self.out / LOCK
         while True:
             try:
                 fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
             except OSError as e:
-                raise _error(f"{{out_dir}} {self.out}: cannot write there ({e.strerror or e})") from None
+                raise RunError(f"{{out_dir}} {self.out}: cannot write there ({e.strerror or e})") from None
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError as e:
                 os.close(fd)
                 if e.errno in (errno.EAGAIN, errno.EACCES):
                     raise _busy(self.out) from None
-                raise _error(f"{{out_dir}} {self.out}: cannot lock {path} ({e.strerror or e})") from None
+                raise RunError(f"{{out_dir}} {self.out}: cannot lock {path} ({e.strerror or e})") from None
             try:
                 same = os.path.samestat(os.fstat(fd), os.stat(path))
             except FileNotFoundError:
@@ -167,7 +163,7 @@ class RunLock:
             return
         info = holder(self.out)
         if info.get("attempt") != self.attempt:
-            raise _error(f"{{out_dir}} {self.out} was taken over by another attempt (PID {info.get('pid', '?')} "
+            raise RunError(f"{{out_dir}} {self.out} was taken over by another attempt (PID {info.get('pid', '?')} "
                          f"on host {info.get('host', '?')}): this attempt stops without writing")
 
     def hold_until(self, future) -> None:

@@ -69,7 +69,7 @@ def evaluate_deep_sea(sweep_dir: str | os.PathLike, episodes: int = PROTOCOL_EPI
     trials (see the module docstring); only the first ``episodes`` of each run are read. Raises
     SweepError when none of them has logged an episode."""
     from pcnn_explore.run.log import read_log
-    from pcnn_explore.verdicts import t_interval
+    from pcnn_explore.verdicts import shown_interval
 
     root = Path(sweep_dir)
     records, _ = deep_sea_records(root)
@@ -95,11 +95,10 @@ def evaluate_deep_sea(sweep_dir: str | os.PathLike, episodes: int = PROTOCOL_EPI
         solved = {s: sum(x["counts_for_score"] for x in mine if x["seed"] == s) for s in seeds}
         per_seed = {s: solved[s] / len(sizes) for s in seeds}
         values = [per_seed[s] for s in seeds]
-        low, high = t_interval(values) if len(values) > 1 else (math.nan, math.nan)
+        low, high = shown_interval(values)
         scores.append({"variant": variant, "sizes_run": len(sizes), "seeds": len(seeds),
                        "sizes_solved": sum(solved.values()) / len(seeds), "score": sum(values) / len(values),
-                       "score_low": max(0.0, low) if len(values) > 1 else math.nan,
-                       "score_high": min(1.0, high) if len(values) > 1 else math.nan,
+                       "score_low": max(low, 0.0), "score_high": min(high, 1.0),  # (NaN kept: one seed)
                        "per_seed_scores": ";".join(f"{s}:{per_seed[s]:.4g}" for s in seeds)})
     return {"rows": rows, "scores": scores, "caps": sorted(caps)}
 
