@@ -3,6 +3,7 @@ thumbnails of each notebook's main figure linking to its HTML, HTML tables, and 
 into an existing index (a fake notebook folder; kernels run the tiny notebooks)."""
 from __future__ import annotations
 
+import html
 import json
 import re
 from pathlib import Path
@@ -64,7 +65,7 @@ def test_study_index_shows_coloured_verdicts_and_no_banner(study_run):
     rows = overview.split("<tr>")[2:]
     assert [re.search(r'class="badge"[^>]*>([^<]+)<', r).group(1) for r in rows] == ["agrees", "differs", "partly"]
     assert "#1a7f37" in rows[0] and "#c62828" in rows[1] and "#b7791f" in rows[2]
-    assert "the paper&#x27;s claim" in rows[0]
+    assert "the paper's claim" in rows[0]
     assert "Smoke profile" not in page
 
 
@@ -80,7 +81,7 @@ def test_thumbnails_are_the_main_figure_and_link_to_the_notebook(study_run):
 def test_numbers_are_html_tables(study_run):
     page = (study_run / "index.html").read_text()
     section = page.split('<section id="01_one">', 1)[1].split("</section>", 1)[0]
-    assert "<tr><td>loss_nats</td><td>2.5</td><td>about 2</td></tr>" in section
+    assert "<tr><td>loss (nats)</td><td>2.5</td><td>about 2</td></tr>" in section
     assert "agrees: A below B (1.0 &lt; 2.0)" in section
 
 
@@ -207,15 +208,19 @@ def test_no_json_or_python_text_in_the_index(tmp_path):
     for word, colour in VERDICT_COLOURS.items():
         assert f'style="background:{colour}">{word}</span>' in page
     section = body.split('<section id="00_agrees">', 1)[1].split("</section>", 1)[0]
-    for cells in ("<td>loss_nats</td><td>0.1235</td><td>about 0.1</td>", "<td>frames</td><td>12,000</td><td>10,000</td>",
+    for cells in ("<td>loss (nats)</td><td>0.1235</td><td>about 0.1</td>", "<td>frames</td><td>12,000</td><td>10,000</td>",
                   "<td>seeds</td><td>0, 2, 4</td><td></td>", "<td>solved</td><td>yes</td>", "<td>holds</td><td>no</td>",
-                  '<td>largest_separated</td><td><span class="none">&ndash;</span></td>', "<td>nothing</td><td>none</td>",
-                  "<td>mmc_beta</td><td></td><td>0.1</td>", "<li>kit: the position-biased PixelCNN ranks cells by visits</li>",
-                  "<th>name</th><th>kind</th><th>answer</th>", "<td>holds</td><td>no</td><td>yes, 2x the cells</td>",
-                  "<td>5</td><td>1 of 1 seeds</td><td>0 of 1 seeds</td>", "<td>1</td><td>2</td>",
-                  '<h4 class="group">goals / coverage / ratios</h4>', "<td>dqn_auc</td><td>0.5</td><td>far behind</td>",
-                  '<p class="verdict">partly: one of two games</p>'):
+                  '<td>largest separated</td><td><span class="none">&ndash;</span></td>', "<td>nothing</td><td>none</td>",
+                  "<td>MMC beta</td><td></td><td>0.1</td>", "<li>kit: the position-biased PixelCNN ranks cells by visits</li>",
+                  "<td>DQN AUC</td><td>0.5</td><td>far behind</td>", '<p class="verdict">partly: one of two games</p>'):
         assert cells in section, cells
+    # the findings are claim rows, the kit's marked as the kit's; no sub-table of their internal fields
+    claims = section.split('<table class="claims">', 1)[1].split("</table>", 1)[0]
+    assert ("<td>the bonus makes DQN reach DeepSea's +1 where DQN does not</td>"
+            '<td><span class="badge" style="background:#1a7f37">agrees</span></td>') in claims
+    assert claims.index("the kit's own questions") < claims.index('<span class="kit">kit:</span> on the egocentric')
+    for internal in ("<th>name</th><th>kind</th><th>answer</th>", "goals / coverage", "1 of 1 seeds", "<td>1</td><td>2</td>"):
+        assert internal not in section, internal
 
 
 def test_a_smoke_notebook_reads_one_verdict_in_its_row_and_its_section(tmp_path):
@@ -228,12 +233,13 @@ def test_a_smoke_notebook_reads_one_verdict_in_its_row_and_its_section(tmp_path)
     page = (tmp_path / "index.html").read_text()
     row = _overview(page).split("<tr>")[2]
     section = page.split('<section id="03_lr">', 1)[1]
-    expected = ("not testable at this profile: smoke runs check the plumbing only (the notebook&#x27;s reading, "
+    expected = ("not testable at this profile: smoke runs check the plumbing only (the notebook's reading, "
                 "not a verdict: agrees: best named - best other = -5 nats)")
-    assert f'<small class="why">{expected}</small>' in row and f'<p class="verdict">{expected}</p>' in section
+    assert '<p class="verdict">not testable at this profile: smoke runs check the plumbing only</p>' in section
+    assert "The notebook's reading (not a verdict): best named - best other = -5 nats" in section
     assert ">not testable at this profile</span>" in row and ">not testable at this profile</span>" in section
-    assert ">agrees<" not in row and ">agrees<" not in section
-    assert notebook_verdict(m) == ("not testable at this profile", expected.replace("&#x27;", "'"))
+    assert "agrees" not in row and "agrees" not in section
+    assert notebook_verdict(m) == ("not testable at this profile", expected)
     assert notebook_verdict({"profile": "study", "summary": {"verdict": "agreesome"}}) == ("no verdict", "agreesome")
     assert notebook_verdict(None, "failed", "cell 2 raised") == ("failed", "cell 2 raised")
 
@@ -246,3 +252,99 @@ def test_the_banner_keeps_the_command_on_one_line(tmp_path):
     assert "<code>pcnn-explore reproduce --profile study</code>" in banner
     style = page.split("<style>", 1)[1].split("</style>", 1)[0]
     assert re.search(r"(^|[\s}])code\s*\{[^}]*white-space:\s*nowrap", style)  # no line break at its hyphens
+
+
+# ------------------------------------------------------------------ what a reader sees
+_IDENTIFIER = re.compile(r"\b[a-z0-9]+(?:_[a-z0-9]+){2,}\b")
+_SMOKE = Path(__file__).parent / "data" / "report_index_smoke"  # every notebook's metrics.json of a smoke run
+_OTHER_WORDS = [w for w in VERDICTS if w != "not testable at this profile"]
+
+
+def _visible(page: str) -> str:
+    """What a reader reads: the body's text without tags; <code> (the notebook file names) left out."""
+    body = re.sub(r"<code>.*?</code>", " ", _body(page), flags=re.S)
+    return html.unescape(re.sub(r"<[^>]+>", " ", body))
+
+
+def _index_of(tmp_path, metrics_by_name: dict, profile: str) -> str:
+    write_index([_result(tmp_path, name, m) for name, m in metrics_by_name.items()], tmp_path, profile)
+    return (tmp_path / "index.html").read_text()
+
+
+def _smoke_metrics() -> dict:
+    return {p.stem: json.loads(p.read_text()) for p in sorted(_SMOKE.glob("*.json"))}
+
+
+def _study_like() -> dict:
+    """Study-profile metrics of every shape the notebooks write, with their internal names."""
+    smoke = _smoke_metrics()
+    out = {}
+    for name, m in smoke.items():
+        m = json.loads(json.dumps(m).replace('"not testable at this profile', '"agrees'))
+        m["profile"] = "study"
+        out[name] = m
+    out["03_lr_schedules"]["summary"]["verdict"] = (
+        "partly over 3 seeds: named rates best: agrees: best named - best other (nats) = -6.28, 95% interval "
+        "[-9.44, -3.12] (paired t over 3 seeds); the claim is best named - best other (nats) < 0; constant more "
+        "robust than inverse_sqrt: inconclusive: spread constant - inverse_sqrt (nats) = 4.87e+04, 95% interval "
+        "[-1.66e+05, 2.63e+05] (paired t over 3 seeds); the claim is spread constant - inverse_sqrt (nats) < 0")
+    out["07_dqn_pixelcnn"]["summary"]["kit_verdict"] = "partly (the kit's lines): cts_scale_sensitivity: agrees"
+    return out
+
+
+@pytest.mark.parametrize("which", ["smoke", "study"])
+def test_the_index_shows_words_never_identifiers(tmp_path, which):
+    metrics = _smoke_metrics() if which == "smoke" else _study_like()
+    assert len(metrics) == 15
+    page = _index_of(tmp_path, metrics, which)
+    text = _visible(page)
+    assert not _IDENTIFIER.findall(text), sorted(set(_IDENTIFIER.findall(text)))
+    for name in ("final loss, constant 1e-3 (nats), per seed", "CTS repeat count slope, per seed"):
+        assert name in text, name
+    # every notebook that records a finding shows it as claim rows, 12 and 13 among them
+    for name in ("12_exploration_on_a_laptop", "13_reactor"):
+        section = page.split(f'<section id="{name}">', 1)[1].split("</section>", 1)[0]
+        assert section.count("<tr><td>") >= 3 and "no finding recorded" not in section
+
+
+def test_a_not_testable_claim_row_carries_no_other_verdict_word(tmp_path):
+    page = _index_of(tmp_path, _smoke_metrics(), "smoke")
+    rows = [r for t in re.findall(r'<table class="claims">(.*?)</table>', page, flags=re.S) for r in t.split("<tr>")[2:]]
+    assert len(rows) > 40
+    for row in rows:
+        if "kit-head" in row:
+            continue
+        text = _visible(row)
+        assert "not testable at this profile" in text, text
+        rest = text.replace("not testable at this profile", "")
+        assert not [w for w in _OTHER_WORDS if re.search(rf"\b{w}\b", rest)], text
+    # 04's reading ("...: differs: distance PixelCNN - CTS = 0.393") keeps its number, not its word
+    section = _visible(page.split('<section id="04_samples">', 1)[1].split("</section>", 1)[0])
+    assert "distance PixelCNN - CTS = 0.393" in section
+    assert not [w for w in _OTHER_WORDS if re.search(rf"\b{w}\b", section)]
+
+
+def test_one_line_per_claim_and_a_short_top_table(tmp_path):
+    page = _index_of(tmp_path, _study_like(), "study")
+    overview = _overview(page)
+    assert len(overview.strip().splitlines()) <= 25 and "<br" not in overview
+    for row in overview.split("<tr>")[2:]:
+        claim = re.findall(r"<td>(.*?)</td>", row)[2]
+        assert len(claim.split()) <= 16, claim
+    # paper's claims apart from the kit's: 07's three paper rows first, then the kit's, each marked
+    section = page.split('<section id="07_dqn_pixelcnn">', 1)[1].split("</section>", 1)[0]
+    assert section.index("<p class=\"paper\">The paper: ") < section.index('<table class="claims">') < section.index("<details>")
+    rows = section.split('<table class="claims">', 1)[1].split("</table>", 1)[0].split("<tr")[2:]
+    kinds = ["kit" if 'class="kit"' in r else ("head" if "kit-head" in r else "paper") for r in rows]
+    assert kinds == ["paper"] * 3 + ["head"] + ["kit"] * 8
+    for row in rows:
+        assert len(_visible("<tr" + row).split()) <= 45  # claim, word, number with interval and unit, n and test
+
+
+def test_the_first_lines_say_what_the_agent_verdicts_rest_on(tmp_path):
+    page = _index_of(tmp_path, _smoke_metrics(), "smoke")
+    first = _visible(page.split('<p class="scope">', 1)[1].split("</p>", 1)[0])
+    assert page.index('<p class="scope">') < page.index('<div class="banner">') < page.index('<table class="overview">')
+    assert "07: DeepSea-4, 12 episodes (up to 48 agent steps a run), 2 seeds" in first
+    assert "12: DeepSea-5, 40 episodes (up to 200 agent steps a run), 1 seed" in first
+    assert "No Atari agent result of the paper is reproduced here" in first

@@ -25,7 +25,8 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from pcnn_explore.atomic import write_text_atomic
-from pcnn_explore.report.tables import comparison, value_html
+from pcnn_explore.report.claims import claims_of, scope, short_claim, unverdict, words
+from pcnn_explore.report.tables import value_html
 from pcnn_explore.verdicts import VERDICT_COLOURS, VERDICTS, word_of
 
 __all__ = ["VERDICTS", "notebook_verdict", "verdict_word", "main_figure", "write_index", "RECORDS"]
@@ -105,35 +106,102 @@ def _badge(word: str) -> str:
             f'{html.escape(word)}</span>')
 
 
+def _text(s) -> str:
+    """``s`` escaped for a text node (quotes kept as they are: no ``&#x27;`` in the reader's text)."""
+    return html.escape(str(s), quote=False)
+
+
+def _claim_rows(claims) -> str:
+    """The claims' table: the paper's claims, then the kit's (marked as the kit's), one row each."""
+    def row(c):
+        mark = '<span class="kit">kit:</span> ' if c.kind == "kit" else ""
+        number = _text(c.number) if c.number else '<span class="none">&ndash;</span>'
+        return (f'<tr><td>{mark}{_text(c.claim)}</td><td>{_badge(c.word)}</td><td>{number}</td>'
+                f'<td>{_text(c.test)}</td></tr>')
+    paper = [c for c in claims if c.kind != "kit"]
+    kit = [c for c in claims if c.kind == "kit"]
+    body = "".join(row(c) for c in paper)
+    if kit:
+        body += ('<tr class="kit-head"><td colspan="4">the kit\'s own questions, not the paper\'s claims</td></tr>'
+                 + "".join(row(c) for c in kit))
+    return ('<table class="claims"><tr><th>claim</th><th>verdict</th><th>this run</th><th>n and test</th></tr>'
+            f'{body}</table>')
+
+
+def _figures(summary: Mapping, paper: Mapping, smoke: bool) -> str:
+    """This run's key figures beside the paper's, one row per name in words (:func:`words`); the
+    findings already shown as claims (nested records, verdict sentences) are left out."""
+    def shown(v):
+        if isinstance(v, Mapping) or (isinstance(v, (list, tuple)) and any(isinstance(x, (Mapping, list, tuple)) for x in v)):
+            return False
+        return True
+
+    skip = {"verdict", "kit_verdict", "lines", "claims", "findings", "goals"}
+    names = [k for k in summary if k not in skip and shown(summary[k])]
+    names += [k for k in paper if k not in skip and k not in summary and shown(paper[k])]
+    rows = []
+    for k in names:
+        run, claim = summary.get(k, ""), paper.get(k, "")
+        run_text = value_html(run) if k in summary else ""
+        claim_text = value_html(claim) if k in paper else ""
+        if smoke:
+            run_text = unverdict(run_text) if isinstance(run, str) else run_text
+        rows.append(f"<tr><td>{_text(words(k))}</td><td>{run_text}</td><td>{claim_text}</td></tr>")
+    if not rows:
+        return ""
+    return ('<table class="fig"><tr><th>quantity</th><th>this run</th><th>paper</th></tr>' + "".join(rows) + "</table>")
+
+
 def _section(rec: dict, out: Path) -> tuple[str, str]:
-    """(summary row, detail section) of one notebook record."""
+    """(overview row, detail section) of one notebook record."""
     name = rec["name"]
     out_dir = out / (rec.get("output_dir") or name)
-    metrics = None
-    if (out_dir / "metrics.json").is_file():
-        try:
-            metrics = json.loads((out_dir / "metrics.json").read_text())
-        except ValueError:
-            metrics = None
+    metrics = _metrics(out, rec)
     word, sentence = notebook_verdict(metrics, rec["status"], rec.get("error"))
+    smoke = (metrics or {}).get("profile") == "smoke"
     summary, paper = (metrics or {}).get("summary") or {}, (metrics or {}).get("paper") or {}
-    claim = value_html(paper.get("verdict", "")) if isinstance(paper, Mapping) else ""
     summary, paper = (summary if isinstance(summary, Mapping) else {}), (paper if isinstance(paper, Mapping) else {})
+    paper_sentence = str(paper.get("verdict") or "")
     href = rec.get("html")
-    link = (f'<a href="{html.escape(href)}">{html.escape(name)}</a>' if href else html.escape(name))
+    link = (f'<a href="{html.escape(href)}">{_text(name)}</a>' if href else _text(name))
     figure = main_figure(out_dir, metrics)
     thumb = ""
     if figure is not None:
         src = html.escape(figure.resolve().relative_to(out.resolve()).as_posix())
         img = f'<img class="thumb" src="{src}" alt="main figure of {html.escape(name)}">'
         thumb = f'<a href="{html.escape(href)}">{img}</a>' if href else img
-    profile = rec.get("profile") or (metrics or {}).get("profile") or ""
-    status = '<span class="ok">ok</span>' if rec["status"] == "ok" else '<span class="failed">failed</span>'
-    why = html.escape(sentence)
-    row = (f'<tr><td>{link}<br><small>{status}, {html.escape(str(profile))}, {rec["seconds"]:.1f} s</small></td>'
-           f'<td>{_badge(word)}</td><td>{claim}<br><small class="why">{why}</small></td><td>{thumb}</td></tr>')
-    detail = (f'<section id="{html.escape(name)}"><h2>{link} {_badge(word)}</h2>'
-              f'<p class="verdict">{why}</p>{comparison(summary, paper)}{_parts(metrics)}</section>')
+    status = "ok" if rec["status"] == "ok" else '<span class="failed">failed</span>'
+    row = (f'<tr><td><code>{link}</code></td><td>{_badge(word)}</td>'
+           f'<td>{_text(short_claim(name, paper_sentence))}</td>'
+           f'<td class="run">{status}, {rec["seconds"]:.0f} s</td><td>{thumb}</td></tr>')
+    claims = claims_of(name, metrics) if rec["status"] == "ok" else []
+    if rec["status"] != "ok":
+        why = _text(sentence)
+    elif smoke:
+        why = f"{NOT_TESTABLE}: smoke runs check the plumbing only"
+    else:
+        why = _text(sentence if len(claims) <= 1 else f"{word}: over the claims below")
+    table = _claim_rows(claims) if claims else '<p class="none">no finding recorded</p>'
+    fold = []
+    if smoke and sentence:
+        reading = str(summary.get("verdict") or "")
+        if reading:
+            fold.append(f"<p>The notebook's reading (not a verdict): {_text(unverdict(reading))}</p>")
+    for c in claims:
+        if c.detail:
+            fold.append(f"<p>{'kit: ' if c.kind == 'kit' else ''}{_text(c.detail)}</p>")
+    lines = summary.get("lines")
+    if isinstance(lines, list) and lines:
+        fold.append('<ul class="items">' + "".join(
+            f"<li>{_text(unverdict(str(x)) if smoke else str(x))}</li>" for x in lines) + "</ul>")
+    fold.append(_figures(summary, paper, smoke))
+    fold.append(_parts(metrics))
+    details = "".join(x for x in fold if x)
+    paper_p = f'<p class="paper">The paper: {_text(paper_sentence)}</p>' if paper_sentence else ""
+    detail = (f'<section id="{html.escape(name)}"><h2><code>{link}</code> {_badge(word)}</h2>'
+              f'<p class="verdict">{why}</p>{paper_p}{table}'
+              + (f"<details><summary>details: the notebook's sentences and key figures</summary>{details}</details>"
+                 if details else "") + "</section>")
     return row, detail
 
 
@@ -141,12 +209,15 @@ def _parts(metrics: Mapping | None) -> str:
     """The summaries a notebook keeps besides its own (a top-level entry holding ``summary`` and
     ``paper``, e.g. 07-10's ``atari`` at the paper profile): a titled table each, its verdict above."""
     blocks = []
+    smoke = (metrics or {}).get("profile") == "smoke"
     for key, part in (metrics or {}).items():
         if key in ("summary", "paper") or not (isinstance(part, Mapping) and isinstance(part.get("summary"), Mapping)):
             continue
         s, p = part["summary"], part.get("paper") if isinstance(part.get("paper"), Mapping) else {}
-        blocks.append(f'<h3>{html.escape(str(key))}</h3><p class="verdict">{html.escape(str(s.get("verdict", "")))}</p>'
-                      + comparison(s, p))
+        verdict = str(s.get("verdict", ""))
+        blocks.append(f'<h3>{_text(words(str(key)))}</h3>'
+                      f'<p class="verdict">{_text(unverdict(verdict) if smoke else verdict)}</p>'
+                      + _figures(s, p, smoke))
     return "".join(blocks)
 
 
@@ -168,6 +239,9 @@ def write_index(results: Sequence, out: str | os.PathLike, profile: str, merge: 
     tally = " · ".join(f"{_badge(w)} {n}" for w, n in counts.items() if n)
     legend = " ".join(_badge(w) for w in VERDICTS)
     n_ok = sum(r["status"] == "ok" for r in records)
+    rests = scope({r["name"]: _metrics(out, r) for r in records})
+    scope_line = (f"The agent verdicts rest on DeepSea alone ({html.escape(rests)})." if rests else
+                  "No agent notebook is in this run.")
     page = f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>pcnn-explore reproduce ({html.escape(profile)})</title>
 <style>
@@ -177,20 +251,25 @@ table.fig td, table.fig th {{ border: none; border-bottom: 1px solid #eee; font-
 .ok {{ color: #060; font-weight: bold; }} .failed {{ color: #a00; font-weight: bold; }}
 .badge {{ color: white; padding: 2px 8px; border-radius: 4px; font-weight: bold; white-space: nowrap; }}
 .banner {{ background: #fff3cd; border: 2px solid #b7791f; padding: 10px; margin-bottom: 1em; }}
-small.why {{ color: #555; }} img.thumb {{ max-width: 220px; max-height: 140px; }} .verdict {{ font-size: 95%; }}
+img.thumb {{ max-width: 90px; max-height: 1.6em; vertical-align: middle; }} .verdict {{ font-size: 95%; }}
+table.overview td {{ padding: 1px 8px; white-space: nowrap; }} table.claims td {{ font-size: 95%; }}
+span.kit {{ font-weight: bold; color: #555; }} tr.kit-head td {{ font-style: italic; background: #f6f6f6; }}
+details {{ margin: 0.4em 0 1em; }} p.scope {{ font-size: 105%; }}
 code {{ white-space: nowrap; }} table.sub td, table.sub th {{ border: 1px solid #eee; padding: 2px 6px; font-size: 95%; }}
 h4.group {{ margin: 0.8em 0 0.2em; font-weight: normal; font-style: italic; }} p.paper {{ margin: 0.2em 0; color: #555; }}
 ul.items {{ margin: 0; padding-left: 1.2em; }} span.none {{ color: #999; }}
 </style></head><body>
 <h1>pcnn-explore reproduce: profile <code>{html.escape(", ".join(sorted(profiles)))}</code></h1>
+<p class="scope">{scope_line} No Atari agent result of the paper is reproduced here: the paper's agents ran
+150M Atari frames; the kit's agent notebooks test its claims on DeepSea at the sizes above.</p>
 {banner}
 <p>{n_ok} of {len(records)} notebooks succeeded; total run time {sum(r["seconds"] for r in records):.0f} s.
 Verdicts: {tally}</p>
 <p class="legend">The verdict words: {legend}</p>
-<table class="overview"><tr><th>notebook</th><th>verdict</th><th>the paper's claim</th><th>main figure</th></tr>
+<table class="overview"><tr><th>notebook</th><th>verdict</th><th>the claim</th><th>run</th><th>figure</th></tr>
 {chr(10).join(rows)}
 </table>
-<h2>Numbers beside the paper's</h2>
+<h2>Each notebook: the paper's sentence, then one row per claim</h2>
 {chr(10).join(details)}
 </body></html>
 """
