@@ -56,6 +56,7 @@ def plot_coverage(curves: Mapping[str, tuple[np.ndarray, np.ndarray]], title: st
     ax.set_ylim(0, 1.02)
     ax.set_xlabel("episode")
     ax.set_ylabel("cells visited (share of N(N+1)/2)")
-    ax.set_title(title or "Coverage over episodes (thin: seeds; thick: mean)", fontsize=9)
+    ran = max((float(np.max(at)) for at, _ in curves.values() if np.size(at)), default=0.0)
+    ax.set_title(title or f"Coverage over {int(ran):,} episodes (thin: seeds; thick: mean)", fontsize=9)
     ax.legend(fontsize=7, loc="lower right")
     return fig

@@ -79,7 +79,10 @@ def plot_coverage(rooms: Mapping[str, Any], labels: Mapping[str, str], colours: 
             ax.fill_between(x, np.nanmin(c, axis=0), np.nanmax(c, axis=0), color=line.get_color(), alpha=0.2, lw=0)
     if reachable:
         ax.axhline(reachable, color="k", ls=":", lw=1, label=f"cells in the map ({reachable})")
-    ax.set(xlabel="agent steps", ylabel="distinct cells visited", title=f"{rooms.get('env', '')}: coverage")
+    seeds = max((len(np.atleast_2d(np.asarray(c, float))) for c in rooms["cells"].values()), default=0)
+    ax.set(xlabel="agent steps", ylabel="distinct cells visited",  # the run's real steps and seeds
+           title=f"{rooms.get('env', '')}: coverage over {int(x.max()) if x.size else 0:,} agent steps, "
+                 f"{seeds} seed{'s' if seeds != 1 else ''}")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8, loc="best")
     return fig

@@ -63,8 +63,11 @@ def plot_reactor_study(study: Mapping[str, Any], seeds: Sequence[int], labels: M
         (line,) = mid.plot(x, c.mean(0), style, color=colours.get(v) or f"C{k}", lw=1.8, label=labels.get(v, v))
         for row in c:
             mid.plot(x, row, style, color=line.get_color(), lw=0.6, alpha=0.35)
-    mid.set(xlabel="episodes", ylabel="share of episodes with the +1", title=f"DeepSea-{size}: success",
-            ylim=(-0.03, 1.03))
+    shown = [r for r in study["runs"] if r["variant"] in names and r["size"] == size]
+    ran = max((len(r["success"]) for r in shown), default=0)
+    seeds = len({r.get("seed") for r in shown})
+    mid.set(xlabel="episodes", ylabel="share of episodes with the +1", ylim=(-0.03, 1.03),
+            title=f"DeepSea-{size}: success, {ran:,} episodes, {seeds} seed{'s' if seeds != 1 else ''}")
     mid.legend(fontsize=8)
     drawn = 0
     for k, v in enumerate(names):
@@ -80,6 +83,7 @@ def plot_reactor_study(study: Mapping[str, Any], seeds: Sequence[int], labels: M
     right.axhline(beta, color="k", lw=1, ls="--", label=f"MMC beta of the DQN runs = {beta:g}")
     right.set_yscale("log")
     right.set(xlabel="agent step of the learn calls", ylabel="prod c from x_0 to a large reward",
-              title="Retrace traces at learning time" + ("" if drawn else " (none replayed)"), ylim=(1e-6, 2.0))
+              title="Retrace traces at learning time" + ("" if drawn else " (none replayed)"),
+              ylim=(min(1e-6, beta / 2) if beta > 0 else 1e-6, max(2.0, 2 * beta)))  # beta's line within the axes
     right.legend(fontsize=8)
     return fig
