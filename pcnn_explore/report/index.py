@@ -1,15 +1,22 @@
 """``OUT/index.html`` of ``pcnn-explore reproduce``: which of the paper's claims this run reproduced.
 
-The page opens with one line per notebook: its verdict, coloured (``agrees`` green, ``partly``
-amber, ``differs`` red, ``inconclusive`` violet, ``not testable at this profile`` grey; the words and
-colours of :mod:`pcnn_explore.verdicts`; read from the first word of
-``metrics.json``'s ``summary.verdict`` by :func:`pcnn_explore.verdicts.word_of`, see DESIGN
-"Verdicts in the report"), the paper's claim, and a thumbnail of the notebook's main figure
-linking to its HTML. A smoke run carries a banner: smoke is a plumbing check and its numbers mean
-nothing; every smoke notebook reads ``not testable at this profile`` whatever its text says
-(:func:`notebook_verdict`, the one source of the word and sentence of a notebook's row and its
-section). Below, per notebook, the numbers beside the paper's as HTML tables
-(:mod:`pcnn_explore.report.tables`: no JSON or Python text, nested values as sub-tables).
+The page opens with what the agent verdicts rest on (DeepSea sizes, episodes, agent steps and seeds,
+from the agent notebooks' ``settings``; :func:`pcnn_explore.report.claims.scope`) and that no Atari
+agent result of the paper is reproduced here. Then one line per notebook: its verdict, coloured
+(``agrees`` green, ``partly`` amber, ``differs`` red, ``inconclusive`` violet, ``not testable at
+this profile`` grey; the words and colours of :mod:`pcnn_explore.verdicts`; read from the first
+word of ``metrics.json``'s ``summary.verdict``, see DESIGN "Verdicts in the report"), its claim in
+at most about 15 words, the run's status and time, and a thumbnail of its main figure linking to
+its HTML. A smoke run carries a banner: smoke is a plumbing check and its numbers mean nothing;
+every smoke notebook and claim reads ``not testable at this profile`` whatever its text says, and
+no other verdict word is shown (:func:`notebook_verdict`; the notebook's reading, below the fold,
+with its verdict words taken out).
+
+Below, per notebook: the paper's sentence, then one row per claim (:func:`pcnn_explore.report.claims.claims_of`,
+which reads every shape of metrics.json): the claim in plain words, its verdict word, this run's
+number with interval and unit, n and the test; the paper's claims first, the kit's own questions
+apart and marked. The notebook's sentences and its key figures beside the paper's (names in words
+with units, :func:`pcnn_explore.report.claims.words`) sit below a fold (``<details>``).
 
 Main figure: ``metrics.json``'s ``main_figure`` (a file name in the notebook's output folder),
 else the first PNG there (by name). Runs of a subset (``--only``) merge into the existing index:
