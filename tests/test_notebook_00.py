@@ -3,7 +3,7 @@ import math
 
 def test_pseudo_counts_notebook_smoke(notebook_runner, tmp_path):
     metrics = notebook_runner("00_pseudo_counts.ipynb", seed=0)
-    # the report's thumbnail: Sec. 3.4's figure, pseudo-count against real count
+    # the report's thumbnail: pseudo-count against real count (Sec. 2.1, 3.3)
     assert metrics["main_figure"] == "counts_vs_real.png"
     assert (tmp_path / "00_pseudo_counts" / "counts_vs_real.png").stat().st_size > 10_000
     s = metrics["summary"]
@@ -24,4 +24,12 @@ def test_pseudo_counts_notebook_smoke(notebook_runner, tmp_path):
     # two seeds at smoke (0 and 2); the first seed's figures are the unprefixed ones; never a verdict at smoke
     assert s["seeds"] == [0, 2] and len(s["pixelcnn_repeat_count_slope_per_seed"]) == 2
     assert s["pixelcnn_repeat_count_slope_per_seed"][0] == s["pixelcnn_repeat_count_slope"]
-    assert s["verdict"].startswith("not testable at this profile: smoke runs check the plumbing only (PixelCNN count ")
+    # the verdict's quantity: the exponent of the repeated frame's PG over its visits, per seed, both models
+    for model in ("cts", "pixelcnn"):
+        values = s[f"{model}_repeat_pg_exponent_per_seed"]
+        assert len(values) == 2 and values[0] == s[f"{model}_repeat_pg_exponent"]
+        assert all(math.isfinite(v) for v in values)
+    assert s["verdict"].startswith("not testable at this profile: smoke runs check the plumbing only "
+                                   "(PixelCNN PG does not vanish: ")
+    assert "CTS's exponents " in s["verdict"] and "a count's PG ln(1 + 1/k) gives b = " in s["verdict"]
+    assert "Sec. 5" in metrics["paper"]["verdict"] and "3.4" not in metrics["paper"]["verdict"]

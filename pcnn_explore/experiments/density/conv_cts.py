@@ -11,14 +11,16 @@ the incoming-frame loss -log rho_n(x_n) (nats per frame) averaged over the last 
 stream; the held-out loss at the end on frames of an independent stream (seed + 1); and the PG
 statistics of the second half of the stream (mean, variability, peak-to-median).
 
-What the density level can decide: the ordering of the held-out losses the claim implies, per
-game's main stream, directionally: PixelCNN below CTS (there is an advantage to explain), ConvCTS
-below CTS (the convolution explains part of it) and ConvCTS above PixelCNN (not all of it), each
-over ``n_seeds`` independent runs, paired over seeds
-(:func:`pcnn_explore.experiments.density.density_verdicts.conv_cts`). What it cannot decide: the paper's
-evidence is the agents' scores (Fig. 14), and a lower held-out loss need not give a better
-exploration bonus, so whether the convolution explains part of the *agent's* advantage is left to
-the agent experiments.
+What held-out loss can say: App. C explains the agents' gap by "the more advanced model's accuracy
+advantage", so it implies an accuracy ordering, tested per game's main stream, directionally:
+PixelCNN below CTS (an accuracy advantage exists), ConvCTS below CTS (the convolution gives part of
+it) and ConvCTS above PixelCNN (not all of it), each over ``n_seeds`` independent runs, paired over
+seeds (:func:`pcnn_explore.experiments.density.density_verdicts.conv_cts`). What it cannot say: App. C's
+claim itself rests on agent scores (Fig. 14), and a lower held-out loss need not give a better
+exploration bonus. That claim is a verdict line of its own, ``App. C agent scores``, always ``not
+testable at this profile`` here (no density-level run measures agent scores), so the notebook's word
+is at best ``partly``: the held-out ordering can support or contradict App. C's explanation, never
+confirm App. C.
 """
 from __future__ import annotations
 
@@ -137,12 +139,14 @@ PAPER = {
 }
 
 #: what the density-level verdict cannot decide (see the module docstring)
-CANNOT_DECIDE = ("density level only: whether the convolution explains part of the agent's advantage "
-                 "(the paper's evidence, Fig. 14) is for the agent experiments")
+CANNOT_DECIDE = ("density level only: held-out loss tests the accuracy ordering App. C's explanation implies; "
+                 "whether the convolution explains part of the agents' advantage (App. C's evidence, Fig. 14) "
+                 "is not testable here, so this notebook's word is at best partly")
 
 
 def claims(runs: list[ConvCTSResults]) -> dict:
-    """The directional claims per game's main stream over the runs (:func:`density_verdicts.conv_cts`)."""
+    """The directional held-out claims per game's main stream over the runs, then App. C's agent-score
+    claim, not testable here (:func:`density_verdicts.conv_cts`)."""
     main = runs[0].main_rows()
     held = {row: {m: [r.table[row][m]["heldout_loss"] for r in runs] for m in ("cts", "convcts", "pixelcnn")}
             for row in main}
@@ -151,7 +155,7 @@ def claims(runs: list[ConvCTSResults]) -> dict:
 
 def verdict(runs: list[ConvCTSResults]) -> str:
     """Density level, directional, over the runs (one per seed): held-out loss CTS > ConvCTS > PixelCNN on
-    every game's main stream (:func:`density_verdicts.conv_cts`)."""
+    every game's main stream, and App. C's agent-score claim as not testable (:func:`density_verdicts.conv_cts`)."""
     first = runs[0]
     ranks = "; ".join(f"{row}: {' < '.join(first.rank(row))}" for row in first.table)
     main = first.main_rows()

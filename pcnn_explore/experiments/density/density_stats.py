@@ -6,12 +6,14 @@ log rho'_n(x) - log rho_n(x) in nats. Indices count frames of a stream (agent st
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import numpy as np
 
 __all__ = ["as_trace", "pg_variability", "peak_to_median", "pg_summary", "trailing_median",
            "top_spikes", "near_episode_start", "spike_alignment", "SpikeAlignment",
-           "moving_average", "tail_mean", "peak_quantile_ratio", "nearest_frame_distance"]
+           "moving_average", "tail_mean", "peak_quantile_ratio", "nearest_frame_distance", "pg_decay_exponent",
+           "capped_log_spread"]
 
 
 def as_trace(x: object, name: str = "trace", min_length: int = 1) -> np.ndarray:
@@ -188,3 +190,34 @@ def nearest_frame_distance(samples: object, frames: object, chunk: int = 2048) -
         diff = (flat_s[:, None, :] != block[None, :, :]).sum(axis=2)
         best = np.minimum(best, diff.min(axis=1))
     return best / flat_s.shape[1]
+
+
+def pg_decay_exponent(real_count: object, pg: object) -> float:
+    """The exponent b of PG ~ k^b over the visits of one repeated frame: the least-squares slope of
+    ln PG against ln k over the visits with real count k >= 1 (the first sight, k = 0, has no count to
+    decay from) and PG > 0 (a PixelCNN is not learning-positive; ln needs PG > 0, the paper thresholds
+    the PG at 0). A count's PG, ln(1 + 1/k), gives about -1 (-0.95 over k = 1..59); a PG that levels
+    off, 0. NaN with fewer than 3 such visits."""
+    k = np.asarray(real_count, dtype=np.float64)
+    g = np.asarray(pg, dtype=np.float64)
+    if k.ndim != 1 or k.shape != g.shape:
+        raise ValueError(f"real_count and pg must be 1-D with one value per visit, got shapes {k.shape} and {g.shape}")
+    ok = (k >= 1) & np.isfinite(g) & (g > 0)
+    if ok.sum() < 3 or np.unique(k[ok]).size < 2:
+        return float("nan")
+    return float(np.polyfit(np.log(k[ok]), np.log(g[ok]), 1)[0])
+
+
+def capped_log_spread(losses: object, cap: float) -> float:
+    """ln(worst / best) of final losses (nats per frame, > 0) with every loss above ``cap`` or not
+    finite counted as ``cap``: how many times the worst run's loss is the best's, on a scale where
+    a NaN and a finite blow-up are the same failed run and at most ln(cap / best)."""
+    x = np.asarray(losses, dtype=np.float64)
+    if x.ndim != 1 or not len(x):
+        raise ValueError(f"losses must be a non-empty 1-D sequence, got shape {x.shape}")
+    if not (math.isfinite(cap) and cap > 0):
+        raise ValueError(f"cap must be a positive number of nats, got {cap}")
+    x = np.where(np.isfinite(x), np.minimum(x, cap), cap)
+    if (x <= 0).any():
+        raise ValueError(f"final losses must be positive (nats per frame), got {x.min()}")
+    return float(math.log(x.max() / x.min()))
