@@ -242,11 +242,11 @@ def _with_python_sigint(fn):
 
 
 def test_ctrl_c_in_python_raises_keyboard_interrupt_naming_python_and_the_resume_is_exact(tmp_path, monkeypatch):
-    from pcnn_explore.run import loop
+    from pcnn_explore.run import logger
 
     sent = []
 
-    class CtrlC(loop.CsvLog):
+    class CtrlC(logger.CsvLog):
         def write(self, row):
             super().write(row)
             if row["step"] > 120 and not sent:
@@ -254,7 +254,7 @@ def test_ctrl_c_in_python_raises_keyboard_interrupt_naming_python_and_the_resume
                 os.kill(os.getpid(), signal.SIGINT)
 
     cut, ref = smoke(tmp_path / "cut", bonus="cts", steps=400), smoke(tmp_path / "ref", bonus="cts", steps=400)
-    monkeypatch.setattr(loop, "CsvLog", CtrlC)
+    monkeypatch.setattr(logger, "CsvLog", CtrlC)
     with pytest.raises(KeyboardInterrupt) as caught:
         _with_python_sigint(lambda: train(cut, progress=False))
     monkeypatch.undo()
@@ -337,10 +337,11 @@ def test_the_cli_names_only_flags_and_python_only_python_names(tmp_path, finishe
 
 # ------------------------------------------------------------------------------- 4. closing order
 def test_a_failure_while_closing_still_finishes_the_checkpoint_under_the_lock(tmp_path, monkeypatch):
-    from pcnn_explore.run import checkpoints, lock as lock_module, loop
+    from pcnn_explore.run import checkpoints, lock as lock_module, log as log_module
 
     out, events, held = tmp_path / "r", [], []
-    real_save, real_close, real_release = checkpoints.save_atomic, loop.CheckpointWriter.close, loop.RunLock.release
+    real_save, real_close, real_release = (checkpoints.save_atomic, checkpoints.CheckpointWriter.close,
+                                           lock_module.RunLock.release)
 
     def slow_save(obj, path, **kw):  # the final checkpoint is still being written when the log fails to close
         time.sleep(0.3)
@@ -359,9 +360,9 @@ def test_a_failure_while_closing_still_finishes_the_checkpoint_under_the_lock(tm
         return real_release(self)
 
     monkeypatch.setattr(checkpoints, "save_atomic", slow_save)
-    monkeypatch.setattr(loop.CsvLog, "close", full_disk)
-    monkeypatch.setattr(loop.CheckpointWriter, "close", writer_close)
-    monkeypatch.setattr(loop.RunLock, "release", release)
+    monkeypatch.setattr(log_module.CsvLog, "close", full_disk)
+    monkeypatch.setattr(checkpoints.CheckpointWriter, "close", writer_close)
+    monkeypatch.setattr(lock_module.RunLock, "release", release)
     with pytest.raises(OSError, match="No space left"):
         train(smoke(out, steps=100), progress=False)
     assert events and events[0] == "writer closed" and "lock released" in events, events
@@ -371,7 +372,7 @@ def test_a_failure_while_closing_still_finishes_the_checkpoint_under_the_lock(tm
 
 
 def test_a_cancelled_checkpoint_keeps_the_folder_locked_until_its_write_ends(tmp_path, monkeypatch):
-    from pcnn_explore.run import checkpoints, lock as lock_module, loop
+    from pcnn_explore.run import checkpoints, lock as lock_module, logger
 
     out, held, sent = tmp_path / "r", [], []
     real_save = checkpoints.save_atomic
@@ -383,7 +384,7 @@ def test_a_cancelled_checkpoint_keeps_the_folder_locked_until_its_write_ends(tmp
             held.append(os.path.realpath(out) in lock_module._HELD)
         return real_save(obj, path, **kw)
 
-    class CtrlC(loop.CsvLog):
+    class CtrlC(logger.CsvLog):
         def write(self, row):
             super().write(row)
             if row["step"] > 60 and not sent:
@@ -391,7 +392,7 @@ def test_a_cancelled_checkpoint_keeps_the_folder_locked_until_its_write_ends(tmp
                 os.kill(os.getpid(), signal.SIGINT)
 
     monkeypatch.setattr(checkpoints, "save_atomic", slow_save)
-    monkeypatch.setattr(loop, "CsvLog", CtrlC)
+    monkeypatch.setattr(logger, "CsvLog", CtrlC)
     t0 = time.time()
     with pytest.raises(KeyboardInterrupt) as caught:
         _with_python_sigint(lambda: train(smoke(out, steps=1000, checkpoint_every=100000), progress=False))

@@ -198,11 +198,11 @@ def test_a_second_writer_is_refused_and_the_lock_dies_with_its_holder(tmp_path, 
 
 
 def test_an_attempt_that_lost_the_folder_stops_at_its_next_checkpoint_without_writing(tmp_path, monkeypatch):
-    from pcnn_explore.run import loop
+    from pcnn_explore.run import logger
 
     out, seen = tmp_path / "r", {}
 
-    class TakenOver(loop.CsvLog):
+    class TakenOver(logger.CsvLog):
         def write(self, row):
             super().write(row)
             if row["step"] > 100 and not seen:  # another machine's attempt takes the folder over
@@ -213,7 +213,7 @@ def test_an_attempt_that_lost_the_folder_stops_at_its_next_checkpoint_without_wr
                 seen.update(snapshot(out))
                 (out / "run.lock").write_text(json.dumps({"attempt": "other", "host": "node-7", "pid": 4242}))
 
-    monkeypatch.setattr(loop, "CsvLog", TakenOver)
+    monkeypatch.setattr(logger, "CsvLog", TakenOver)
     with pytest.raises(RunError, match="taken over by another attempt \\(PID 4242 on host node-7\\)"):
         train(smoke(out, steps=300, checkpoint_every=100), progress=False)
     after = snapshot(out)
@@ -224,7 +224,7 @@ def test_an_attempt_that_lost_the_folder_stops_at_its_next_checkpoint_without_wr
 
 
 def test_a_sweep_trial_leaves_a_folder_held_by_another_process_alone(tmp_path):
-    from pcnn_explore.sweep.runner import train_trial
+    from pcnn_explore.sweep.trial import train_trial
 
     out = tmp_path / "trial"
     out.mkdir()

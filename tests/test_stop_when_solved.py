@@ -8,17 +8,18 @@ import pytest
 from pcnn_explore.checks import SettingError
 from pcnn_explore.envs.deep_sea_protocol import solve_episode, successes_from_log
 from pcnn_explore.run.config import TrainConfig
-from pcnn_explore.run.loop import _SolveWatch, train
+from pcnn_explore.run.loop import train
+from pcnn_explore.run.solve import SolveWatch
 from pcnn_explore.run.log import read_log
 
 
 def test_watch_follows_the_rule_episode_by_episode():
     for wins in ([False] * 9 + [True], [False] * 9 + [True, True], [True], [False, False, True, False, True] * 3):
-        watch = _SolveWatch()
+        watch = SolveWatch()
         for w in wins:
             watch.add(0.99 if w else -0.01)
         assert watch.solved_at == solve_episode(np.array(wins)), wins
-    watch = _SolveWatch()
+    watch = SolveWatch()
     for r in (0.0, -0.004, 0.5):  # a return of 0.5 is not the +1 (SUCCESS_RETURN is exclusive)
         watch.add(r)
     assert (watch.episodes, watch.bad, watch.solved_at) == (3, 3, None)

@@ -1,7 +1,11 @@
 """The training run, by job:
 
 - :mod:`~pcnn_explore.run.config`: :class:`TrainConfig`, its presets and validation;
-- :mod:`~pcnn_explore.run.loop`: :func:`train`, the algorithm in one place;
+- :mod:`~pcnn_explore.run.loop`: :func:`train`, the algorithm in one place (act, score, step, learn,
+  store, log); what it leans on, one module each: :mod:`~pcnn_explore.run.state` (the run's state,
+  its checkpoints), :mod:`~pcnn_explore.run.solve` (bsuite's solve rule),
+  :mod:`~pcnn_explore.run.logger` (the logs), :mod:`~pcnn_explore.run.interrupt` (Ctrl-C),
+  :mod:`~pcnn_explore.run.closing` (the end of a run), :mod:`~pcnn_explore.run.result` (what it returns);
 - :mod:`~pcnn_explore.run.log`: the episode log (``log.csv``); :mod:`~pcnn_explore.run.settings`: the
   settings file (``settings.json``);
 - :mod:`~pcnn_explore.run.checkpoints`: the run's files, its checkpoints and RNG states;
@@ -15,7 +19,7 @@ imported on first use, so that ``pcnn-explore train --help`` loads neither torch
 """
 import importlib
 
-_HOMES = {"TrainConfig": "config", "BONUSES": "config", "SCORED_FRAMES": "config", "TrainResult": "loop",
+_HOMES = {"TrainConfig": "config", "BONUSES": "config", "SCORED_FRAMES": "config", "TrainResult": "result",
           "epsilon_at": "loop", "train": "loop", "LOG_COLUMNS": "log", "Policy": "policy", "RunError": "resume",
           "episode_seed": "resume", "load_policy": "policy", "read_log": "log"}
 

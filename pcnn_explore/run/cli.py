@@ -203,7 +203,7 @@ def _stopped(out: str, e: KeyboardInterrupt) -> int:
     from pcnn_explore.checks import RunError
     from pcnn_explore.run.lock import probe
     from pcnn_explore.run.log import LOG
-    from pcnn_explore.run.loop import RunInterrupted
+    from pcnn_explore.run.interrupt import RunInterrupted
 
     resume = f"{_PROG} --resume --out {shlex.quote(out)}"
     fresh = f"remove {out} or choose another --out"

@@ -14,7 +14,7 @@ from pcnn_explore.checkpoint import CorruptFile, load, read_meta
 from pcnn_explore.checks import RunError
 from pcnn_explore.run.checkpoints import CHECKPOINT, FORMAT
 from pcnn_explore.run.config import RESUMABLE_CHANGES, TrainConfig, backfill
-from pcnn_explore.run.log import LOG
+from pcnn_explore.run.log import LOG, truncate_log
 
 __all__ = ["RunError", "Resume", "open_run", "resume_settings", "episode_seed"]
 
@@ -55,6 +55,21 @@ class Resume:
         elif _stamp(out / CHECKPOINT) != self.stamp:
             raise RunError(f"cannot resume {out}: its checkpoint changed while this run read it (another run "
                            "wrote it): start again")
+
+    def claim(self, lock, cfg: TrainConfig, step: int, envs) -> None:
+        """Take ``cfg.out_dir`` for the run: lock it (creating it; refused, ``envs`` closed, when
+        another run holds it or it changed since :func:`open_run` looked), drop the log rows after
+        ``step`` (the checkpoint's; a fresh run's log starts empty), write ``settings.json``."""
+        from pcnn_explore.run.settings import write_settings
+
+        out = Path(cfg.out_dir)
+        try:
+            lock.acquire(lambda: self.check_unchanged(out))  # creates the folder; nothing is written before
+        except BaseException:
+            envs.close()
+            raise
+        truncate_log(out / LOG, step)
+        write_settings(cfg)
 
 
 def _stamp(path: Path) -> tuple | None:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import torch
 
-__all__ = ["BonusScorer"]
+__all__ = ["BonusScorer", "draw_scored"]
 
 
 class _Done:
@@ -35,6 +35,15 @@ class BonusScorer:
                 # the model's weights (built or loaded on the default stream) must be ready first
                 self.stream.wait_stream(torch.cuda.current_stream(device))
 
+    @classmethod
+    def for_run(cls, cfg, bonus) -> "BonusScorer | None":
+        """The run's scorer (None without a bonus): in a worker thread where ``cfg.bonus_thread`` says
+        so, by default on CUDA."""
+        if bonus is None:
+            return None
+        threaded = cfg.bonus_thread if cfg.bonus_thread is not None else cfg.device.startswith("cuda")
+        return cls(bonus, threaded=threaded, device=cfg.device)
+
     def _step(self, frame):
         if self.stream is not None:
             with torch.cuda.stream(self.stream):
@@ -54,3 +63,9 @@ class BonusScorer:
     def close(self) -> None:
         if self.pool is not None:
             self.pool.shutdown(wait=True)
+
+
+def draw_scored(scorer: BonusScorer | None, fraction: float, rng, n: int) -> list[bool]:
+    """Which of the ``n`` envs' agent steps get a bonus: every one (``fraction`` >= 1), or each with
+    probability ``fraction`` (Reactor's sub-sampling, drawn from ``rng``); none without a scorer."""
+    return [scorer is not None and (fraction >= 1.0 or rng.random() < fraction) for _ in range(n)]
