@@ -162,7 +162,7 @@ def _sweep(tmp_path, made):
 
 
 def test_sweep_report_with_a_torn_row_goes_on_and_an_unreadable_line_is_refused(made, tmp_path, capsys):
-    from pcnn_explore.sweep.runner import _tail_step
+    from pcnn_explore.sweep.folders import tail_step as _tail_step
 
     sweep = _sweep(tmp_path, made)
     log = sweep / "DeepSea-4-v0/cts/seed1/log.csv"

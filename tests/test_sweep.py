@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from pcnn_explore.run.log import read_log
-from pcnn_explore.sweep import runner
+from pcnn_explore.sweep import folders, ray_cluster as ray_module, records as sweep_records, runner
 from pcnn_explore.sweep.grid import Grid
 
 ENV = "MiniGrid-Serpentine-7x7-v0"
@@ -24,7 +24,7 @@ STEPS = 800
 
 def _files(folder: Path) -> dict[str, tuple[int, bytes]]:
     return {str(p.relative_to(folder)): (p.stat().st_mtime_ns, p.read_bytes())
-            for p in sorted(folder.rglob("*")) if p.is_file() and p.name != runner.SWEEP_FILE}
+            for p in sorted(folder.rglob("*")) if p.is_file() and p.name != sweep_records.SWEEP_FILE}
 
 
 def _covers_each_step_once(out_dir: str, steps: int) -> None:
@@ -54,8 +54,8 @@ def test_grid_survives_a_killed_worker_and_a_second_run_starts_nothing(ray_clust
     worker.start()
     killed = None
     while worker.is_alive() and killed is None and time.monotonic() - t0 < 240:
-        attempt = runner._read_json(victim / runner.ATTEMPT_FILE) or {}
-        if attempt.get("attempt") == 1 and (victim / "checkpoint.pt").is_file() and runner._tail_step(victim / "log.csv") < STEPS:
+        attempt = folders.read_json(victim / folders.ATTEMPT_FILE) or {}
+        if attempt.get("attempt") == 1 and (victim / "checkpoint.pt").is_file() and folders.tail_step(victim / "log.csv") < STEPS:
             killed = attempt["pid"]
             os.kill(killed, signal.SIGKILL)
         time.sleep(0.05)
@@ -64,19 +64,19 @@ def test_grid_survives_a_killed_worker_and_a_second_run_starts_nothing(ray_clust
     assert killed is not None, "the victim trial finished before its worker could be killed"
     records = outcome["records"]
     assert [r["status"] for r in records] == ["done"] * 4
-    saved = json.loads((tmp_path / runner.SWEEP_FILE).read_text())
+    saved = json.loads((tmp_path / sweep_records.SWEEP_FILE).read_text())
     assert [r["status"] for r in saved["trials"]] == ["done"] * 4
     assert {r["name"]: r["attempts"] for r in saved["trials"]}[trials[2].name] == 2
-    result = json.loads((victim / runner.RESULT_FILE).read_text())
+    result = json.loads((victim / folders.RESULT_FILE).read_text())
     assert result["resumed"] is True and result["steps"] == STEPS  # the retry continued from the checkpoint
     for t in trials:
         _covers_each_step_once(t.out_dir, STEPS)
-        stored = json.loads((Path(t.out_dir) / runner.TRIAL_FILE).read_text())
+        stored = json.loads((Path(t.out_dir) / folders.TRIAL_FILE).read_text())
         assert stored["settings"]["steps"] == STEPS and stored["variant"] == t.variant and stored["seed"] == t.seed
 
     # The same sweep again: nothing starts (not even Ray), no file of any trial changes.
     before = _files(tmp_path)
-    monkeypatch.setattr(runner, "connect", lambda *a, **k: pytest.fail("a finished sweep started Ray"))
+    monkeypatch.setattr(ray_module, "connect", lambda *a, **k: pytest.fail("a finished sweep started Ray"))
     again = runner.run_trials(trials, sweep_dir=tmp_path)
     assert [r["status"] for r in again] == ["done"] * 4
     assert _files(tmp_path) == before
@@ -96,18 +96,18 @@ def test_the_same_sweep_again_resumes_an_interrupted_trial(ray_cluster, tmp_path
                 set={"steps": (steps,), "checkpoint_every": (100,), "tensorboard": (False,)})
     (trial,) = grid.trials()
     settings = trial.config().to_dict()
-    runner._prepare(trial, settings)
-    code = f"from pcnn_explore.sweep.runner import train_trial; train_trial({settings!r})"
+    folders.prepare(trial, settings)
+    code = f"from pcnn_explore.sweep.trial import train_trial; train_trial({settings!r})"
     proc = subprocess.Popen([sys.executable, "-c", code], cwd=tmp_path)
     folder = Path(trial.out_dir)
     while proc.poll() is None and not (folder / "checkpoint.pt").is_file():
         time.sleep(0.02)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
-    assert runner._tail_step(folder / "log.csv") < steps, "the run finished before it could be stopped"
+    assert folders.tail_step(folder / "log.csv") < steps, "the run finished before it could be stopped"
     (record,) = runner.run_trials([trial], sweep_dir=tmp_path)
     assert record["status"] == "done" and record["attempts"] == 2
-    assert json.loads((folder / runner.RESULT_FILE).read_text())["resumed"] is True
+    assert json.loads((folder / folders.RESULT_FILE).read_text())["resumed"] is True
     _covers_each_step_once(trial.out_dir, steps)
     fresh = tmp_path / "fresh"
     train(TrainConfig(**{**settings, "out_dir": str(fresh)}), progress=False)

@@ -11,7 +11,7 @@ from pcnn_explore.cli import main
 from pcnn_explore.experiments.agents import agent_figures as af
 from pcnn_explore.experiments.agents.agent_figures import HARD_GAMES
 from pcnn_explore.sweep import grid as sg
-from pcnn_explore.sweep import runner
+from pcnn_explore.sweep import folders, plan, ray_cluster as ray_module, records as sweep_records, trial as trial_task
 
 ENV = "MiniGrid-Serpentine-7x7-v0"
 
@@ -19,7 +19,7 @@ ENV = "MiniGrid-Serpentine-7x7-v0"
 @pytest.fixture
 def no_ray(monkeypatch):
     """Any attempt to start or join Ray fails the test."""
-    monkeypatch.setattr(runner, "connect", lambda *a, **k: pytest.fail("Ray was started"))
+    monkeypatch.setattr(ray_module, "connect", lambda *a, **k: pytest.fail("Ray was started"))
 
 
 def test_trial_folders_name_env_line_and_seed(tmp_path):
@@ -151,13 +151,13 @@ def test_a_trial_folder_with_other_settings_is_never_reused(capsys, tmp_path, no
     folder = out / ENV / "dqn" / "seed0"
     folder.mkdir(parents=True)
     old = sg.Grid(envs=(ENV,), variants=("dqn",), profile="smoke", out=str(out), set={"steps": (300,)}).trials()[0]
-    runner._prepare(old, old.config().to_dict())
-    before = (folder / runner.TRIAL_FILE).read_text()
+    folders.prepare(old, old.config().to_dict())
+    before = (folder / folders.TRIAL_FILE).read_text()
     code, _, err = _sweep(capsys, *BASE, "--set", "steps=500", "--set", "lr=0.01", "--out", str(out))
     assert code == 2 and err.count("\n") == 1
     assert f"trial folder {folder} holds other settings" in err
     assert "lr: stored 0.001, requested 0.01" in err and "steps: stored 300, requested 500" in err
-    assert (folder / runner.TRIAL_FILE).read_text() == before and not (out / runner.SWEEP_FILE).exists()
+    assert (folder / folders.TRIAL_FILE).read_text() == before and not (out / sweep_records.SWEEP_FILE).exists()
     # a folder holding a plain training run (settings.json, no trial.json) is checked the same way
     other = tmp_path / "t"
     plain = other / ENV / "dqn" / "seed0"
@@ -244,11 +244,11 @@ def test_dry_run_makes_the_checks_a_run_makes(capsys, tmp_path, no_ray, monkeypa
     out = tmp_path / "s"
     folder = out / ENV / "dqn" / "seed0"
     old = sg.Grid(envs=(ENV,), variants=("dqn",), profile="smoke", out=str(out), set={"lr": (0.01,)}).trials()[0]
-    runner._prepare(old, old.config().to_dict())
+    folders.prepare(old, old.config().to_dict())
     before = sorted(p.name for p in folder.iterdir())
     code, stdout, err = _sweep(capsys, *BASE, "--dry-run", "--out", str(out))  # the folder holds lr 0.01
     assert code == 2 and stdout == "" and err.count("\n") == 1 and "lr: stored 0.01, requested 0.001" in err
-    assert sorted(p.name for p in folder.iterdir()) == before and not (out / runner.SWEEP_FILE).exists()
+    assert sorted(p.name for p in folder.iterdir()) == before and not (out / sweep_records.SWEEP_FILE).exists()
     import torch
 
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
@@ -268,20 +268,20 @@ def test_a_larger_steps_extends_a_finished_sweep(capsys, tmp_path, no_ray):
                        set={"steps": (steps,), "tensorboard": (False,), "checkpoint_every": (0,)})
 
     (trial,) = grid(150).trials()
-    ((_, settings, finished),) = runner.check_trials([trial])
+    ((_, settings, finished),) = plan.check_trials([trial])
     assert not finished
-    runner._prepare(trial, settings)
-    assert runner.train_trial(settings)["steps"] == 150
-    assert runner.check_trials([trial])[0][2] is True  # finished: skipped
+    folders.prepare(trial, settings)
+    assert trial_task.train_trial(settings)["steps"] == 150
+    assert plan.check_trials([trial])[0][2] is True  # finished: skipped
     (longer,) = grid(300).trials()
     assert longer.out_dir == trial.out_dir  # steps is not an axis: the same folder
-    ((_, settings, finished),) = runner.check_trials([longer])
+    ((_, settings, finished),) = plan.check_trials([longer])
     assert not finished and settings["steps"] == 300
-    runner._prepare(longer, settings)
+    folders.prepare(longer, settings)
     assert (Path(trial.out_dir) / "checkpoint.pt").is_file()  # kept to resume from
-    result = runner.train_trial(settings)
+    result = trial_task.train_trial(settings)
     assert result["resumed"] is True and result["steps"] == 300
-    assert json.loads((Path(trial.out_dir) / runner.TRIAL_FILE).read_text())["settings"]["steps"] == 300
+    assert json.loads((Path(trial.out_dir) / folders.TRIAL_FILE).read_text())["settings"]["steps"] == 300
     log = read_log(trial.out_dir)
     assert int(log["step"][-1]) == 300 and int(log["length"].sum()) == 300
     fresh = tmp_path / "fresh"

@@ -19,7 +19,7 @@ import pytest
 
 from pcnn_explore.cli import main
 from pcnn_explore.run.log import read_log
-from pcnn_explore.sweep import runner
+from pcnn_explore.sweep import executors, folders, plan, records as sweep_records, runner
 from pcnn_explore.sweep.grid import Grid, SweepError
 from pcnn_explore.sweep.local import LocalExecutor, worker_count
 
@@ -73,12 +73,12 @@ def test_worker_count_follows_the_machine_and_the_shares():
 def test_the_executor_is_ray_only_where_a_cluster_is_asked_for(monkeypatch):
     monkeypatch.delenv("RAY_ADDRESS", raising=False)
     monkeypatch.delitem(sys.modules, "ray", raising=False)
-    assert runner.choose_executor() == "local"
-    assert runner.choose_executor("auto", "auto") == "ray"
-    assert runner.choose_executor("ray") == "ray" and runner.choose_executor("local") == "local"
+    assert executors.choose_executor() == "local"
+    assert executors.choose_executor("auto", "auto") == "ray"
+    assert executors.choose_executor("ray") == "ray" and executors.choose_executor("local") == "local"
     monkeypatch.setenv("RAY_ADDRESS", "10.0.0.1:6379")
-    assert runner.choose_executor() == "ray"
-    assert runner.choose_executor("local") == "local"  # forced: $RAY_ADDRESS ignored
+    assert executors.choose_executor() == "ray"
+    assert executors.choose_executor("local") == "local"  # forced: $RAY_ADDRESS ignored
     monkeypatch.delenv("RAY_ADDRESS")
 
     class Ray:  # a Ray this process joined
@@ -88,13 +88,13 @@ def test_the_executor_is_ray_only_where_a_cluster_is_asked_for(monkeypatch):
             return self.initialised
 
     monkeypatch.setitem(sys.modules, "ray", Ray())
-    assert runner.choose_executor() == "ray"
+    assert executors.choose_executor() == "ray"
     sys.modules["ray"].initialised = False
-    assert runner.choose_executor() == "local"
+    assert executors.choose_executor() == "local"
     with pytest.raises(SweepError, match="executor must be one of auto, local, ray, got 'dask'"):
-        runner.choose_executor("dask")
+        executors.choose_executor("dask")
     with pytest.raises(SweepError, match="--address auto joins a Ray cluster"):
-        runner.choose_executor("local", "auto")
+        executors.choose_executor("local", "auto")
 
 
 def test_a_bad_executor_is_one_line_before_anything_is_written(tmp_path, capsys):
@@ -135,12 +135,12 @@ def test_a_local_sweep_imports_no_ray_and_logs_what_train_logs(tmp_path):
     assert r.returncode == 0, r.stderr
     assert r.stdout.splitlines()[-1] == "False" and "3 of 3 trials done" in r.stdout
     assert not marker.exists()  # no worker imported Ray either
-    trials = json.loads((out / runner.SWEEP_FILE).read_text())["trials"]
+    trials = json.loads((out / sweep_records.SWEEP_FILE).read_text())["trials"]
     assert [t["status"] for t in trials] == ["done"] * 3
-    pids = [json.loads((Path(t["out_dir"]) / runner.ATTEMPT_FILE).read_text())["pid"] for t in trials]
+    pids = [json.loads((Path(t["out_dir"]) / folders.ATTEMPT_FILE).read_text())["pid"] for t in trials]
     assert len(set(pids)) == 2  # two workers, each reused
     for t in trials:
-        settings = json.loads((Path(t["out_dir"]) / runner.TRIAL_FILE).read_text())["settings"]
+        settings = json.loads((Path(t["out_dir"]) / folders.TRIAL_FILE).read_text())["settings"]
         rows = _rows(t["out_dir"])
         assert len(rows) == 50 and rows == _direct(settings, tmp_path / "direct" / t["folder"])
 
@@ -161,21 +161,21 @@ def test_a_killed_worker_is_replaced_and_its_trial_resumes(tmp_path):
 
     thread = threading.Thread(target=sweep)
     thread.start()
-    _wait_for(lambda: (victim / "checkpoint.pt").is_file() and runner._tail_step(victim / "log.csv") > 100, thread)
-    killed = json.loads((victim / runner.ATTEMPT_FILE).read_text())["pid"]
-    assert runner._tail_step(victim / "log.csv") < steps, "the trial finished before its worker could be killed"
+    _wait_for(lambda: (victim / "checkpoint.pt").is_file() and folders.tail_step(victim / "log.csv") > 100, thread)
+    killed = json.loads((victim / folders.ATTEMPT_FILE).read_text())["pid"]
+    assert folders.tail_step(victim / "log.csv") < steps, "the trial finished before its worker could be killed"
     os.kill(killed, signal.SIGKILL)
     thread.join(600)
     assert "error" not in outcome, outcome.get("error")
     assert [r["status"] for r in outcome["records"]] == ["done", "done"]
-    attempt = json.loads((victim / runner.ATTEMPT_FILE).read_text())
+    attempt = json.loads((victim / folders.ATTEMPT_FILE).read_text())
     assert attempt["attempt"] == 2 and attempt["pid"] != killed  # a new worker ran it again
-    assert json.loads((victim / runner.RESULT_FILE).read_text())["resumed"] is True
-    saved = json.loads((tmp_path / "sweep" / runner.SWEEP_FILE).read_text())["trials"]
+    assert json.loads((victim / folders.RESULT_FILE).read_text())["resumed"] is True
+    saved = json.loads((tmp_path / "sweep" / sweep_records.SWEEP_FILE).read_text())["trials"]
     assert [(r["status"], r["attempts"]) for r in saved] == [("done", 2), ("done", 1)]
     log = read_log(victim)
     assert np.array_equal(np.cumsum(log["length"]), log["step"]) and int(log["step"][-1]) == steps
-    settings = json.loads((victim / runner.TRIAL_FILE).read_text())["settings"]
+    settings = json.loads((victim / folders.TRIAL_FILE).read_text())["settings"]
     assert _rows(victim) == _direct(settings, tmp_path / "direct")  # the resumed log: as a run never killed
 
 
@@ -184,13 +184,13 @@ def test_a_failed_trial_leaves_the_others_and_its_worker_goes_on(tmp_path):
     """One worker: the first trial's checkpoint is corrupt (it fails, one line), the second runs on
     the same worker; a worker that dies on every attempt fails its trial once retries are spent."""
     trials = _grid(tmp_path, seeds=(0, 1), steps=100).trials()
-    planned = runner.plan(trials)
-    runner._prepare(trials[0], planned[0][1])
+    planned = plan.plan(trials)
+    folders.prepare(trials[0], planned[0][1])
     (Path(trials[0].out_dir) / "checkpoint.pt").write_bytes(b"not a checkpoint")
     records = runner.run_trials(trials, executor="local", max_concurrent=1, sweep_dir=tmp_path / "sweep")
     assert [r["status"] for r in records] == ["failed", "done"]
     assert "checkpoint.pt" in records[0]["error"] and "\n" not in records[0]["error"]
-    pids = [json.loads((Path(t.out_dir) / runner.ATTEMPT_FILE).read_text())["pid"] for t in trials]
+    pids = [json.loads((Path(t.out_dir) / folders.ATTEMPT_FILE).read_text())["pid"] for t in trials]
     assert pids[0] == pids[1]
 
     pool = LocalExecutor(1, max_retries=2, task=signal.raise_signal)  # (a task that kills its worker)
@@ -219,12 +219,12 @@ def test_ctrl_c_ends_the_workers_and_requeues_their_trials(tmp_path):
     with pytest.raises(KeyboardInterrupt):
         runner.run_trials(trials, executor="local", max_concurrent=2, sweep_dir=tmp_path / "sweep",
                           view=_Interrupt(), refresh_s=0.1)
-    saved = json.loads((tmp_path / "sweep" / runner.SWEEP_FILE).read_text())["trials"]
+    saved = json.loads((tmp_path / "sweep" / sweep_records.SWEEP_FILE).read_text())["trials"]
     assert [r["status"] for r in saved] == ["queued", "queued"]
     for t in trials:
-        pid = json.loads((Path(t.out_dir) / runner.ATTEMPT_FILE).read_text())["pid"]
-        assert not _alive(pid) and runner._tail_step(Path(t.out_dir) / "log.csv") < 20_000
-    runner.check_trials(trials)  # no folder is held any more
+        pid = json.loads((Path(t.out_dir) / folders.ATTEMPT_FILE).read_text())["pid"]
+        assert not _alive(pid) and folders.tail_step(Path(t.out_dir) / "log.csv") < 20_000
+    plan.check_trials(trials)  # no folder is held any more
 
 
 def test_the_planner_writes_a_trial_folder_only_under_its_lock(tmp_path, capsys):
@@ -249,10 +249,10 @@ def test_the_planner_writes_a_trial_folder_only_under_its_lock(tmp_path, capsys)
             assert sorted(p.name for p in out.rglob("*")) == before  # no trial.json, no sweep.json
         (trial,) = _grid(tmp_path, steps=50).trials()
         with pytest.raises(SweepError, match=f"PID {proc.pid}"):
-            runner._prepare(trial, trial.config().to_dict())
-        assert not (folder / runner.TRIAL_FILE).exists()
+            folders.prepare(trial, trial.config().to_dict())
+        assert not (folder / folders.TRIAL_FILE).exists()
     finally:
         proc.kill()
         proc.wait()
-    runner._prepare(trial, trial.config().to_dict())  # once the holder is gone
-    assert json.loads((folder / runner.TRIAL_FILE).read_text())["settings"]["steps"] == 50
+    folders.prepare(trial, trial.config().to_dict())  # once the holder is gone
+    assert json.loads((folder / folders.TRIAL_FILE).read_text())["settings"]["steps"] == 50

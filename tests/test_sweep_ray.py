@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from pcnn_explore.cli import main
-from pcnn_explore.sweep import runner
+from pcnn_explore.sweep import ray_cluster as ray_module
 
 TIMED_OUT = ("The current node timed out during startup. This could happen because some of the raylet failed "
              "to startup or the GCS has become overloaded.")
@@ -25,7 +25,7 @@ def _python(code: str, **env) -> subprocess.CompletedProcess:
 def test_token_authentication_is_said_not_dropped():
     pytest.importorskip("ray")
     code = ("import os, ray\nfrom ray._raylet import get_authentication_mode, AuthenticationMode\n"
-            "from pcnn_explore.sweep import runner\nrunner._token_auth()\n"
+            "from pcnn_explore.sweep import ray_cluster\nray_cluster._token_auth()\n"
             "print(os.environ['RAY_AUTH_MODE'], get_authentication_mode() == AuthenticationMode.TOKEN)")
     r = _python(code)
     assert r.returncode == 0, r.stderr
@@ -41,16 +41,16 @@ def test_a_start_that_timed_out_is_tried_again(monkeypatch):
     def init(**kw):
         calls.append(kw)
         started.append(subprocess.Popen(["sleep", "60"]))  # a process of this start (a GCS, a raylet)
-        if len(calls) < runner.START_ATTEMPTS:
+        if len(calls) < ray_module.START_ATTEMPTS:
             raise Exception(TIMED_OUT)  # what ray.init raises when its node misses a deadline
         return "context"
 
     monkeypatch.setattr(ray, "init", init)
     monkeypatch.setattr(ray, "shutdown", lambda: shutdowns.append(1))
-    monkeypatch.setattr(runner.time, "sleep", lambda s: None)
+    monkeypatch.setattr(ray_module.time, "sleep", lambda s: None)
     monkeypatch.setenv("RAY_AUTH_MODE", "token")
-    assert runner.start_local(num_cpus=2, log_to_driver=False) == "context"
-    assert len(calls) == runner.START_ATTEMPTS == 3 and len(shutdowns) == 2
+    assert ray_module.start_local(num_cpus=2, log_to_driver=False) == "context"
+    assert len(calls) == ray_module.START_ATTEMPTS == 3 and len(shutdowns) == 2
     assert calls[0] == {"num_cpus": 2, "num_gpus": None, "include_dashboard": False, "log_to_driver": False}
     assert [p.wait(10) for p in started[:2]] == [-9, -9]  # the starts that timed out: their processes ended
     assert started[2].poll() is None  # the one that came up: left alone
@@ -66,12 +66,12 @@ def test_a_start_that_timed_out_is_tried_again(monkeypatch):
     calls.clear()
     monkeypatch.setattr(ray, "init", failing(Exception(TIMED_OUT)))
     with pytest.raises(Exception, match="timed out during startup"):  # the last try's error is Ray's own
-        runner.start_local()
+        ray_module.start_local()
     assert len(calls) == 3
     calls.clear()
     monkeypatch.setattr(ray, "init", failing(ValueError("bad argument")))
     with pytest.raises(ValueError):  # any other error: not tried again
-        runner.start_local()
+        ray_module.start_local()
     assert len(calls) == 1
 
 
@@ -107,7 +107,7 @@ def test_a_local_ray_that_never_starts_is_one_line_before_anything_is_written(tm
     def connect(*args, **kwargs):
         raise Exception(TIMED_OUT)  # what start_local raises once its tries are spent
 
-    monkeypatch.setattr(runner, "connect", connect)
+    monkeypatch.setattr(ray_module, "connect", connect)
     monkeypatch.delenv("RAY_ADDRESS", raising=False)
     out = tmp_path / "s"
     status = main(["sweep", "--envs", "DeepSea-5-v0", "--variants", "dqn", "--profile", "smoke", "--executor", "ray",

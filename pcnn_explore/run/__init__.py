@@ -20,11 +20,11 @@ imported on first use, so that ``pcnn-explore train --help`` loads neither torch
 import importlib
 
 _HOMES = {"TrainConfig": "config", "BONUSES": "config", "SCORED_FRAMES": "config", "TrainResult": "result",
-          "epsilon_at": "loop", "train": "loop", "LOG_COLUMNS": "log", "Policy": "policy", "RunError": "resume",
-          "episode_seed": "resume", "load_policy": "policy", "read_log": "log"}
+          "RunInterrupted": "interrupt", "epsilon_at": "loop", "train": "loop", "LOG_COLUMNS": "log", "Policy": "policy",
+          "RunError": "resume", "episode_seed": "resume", "load_policy": "policy", "read_log": "log"}
 
-__all__ = ["TrainConfig", "TrainResult", "train", "read_log", "load_policy", "Policy", "episode_seed", "epsilon_at",
-           "LOG_COLUMNS", "BONUSES", "SCORED_FRAMES", "RunError"]
+__all__ = ["TrainConfig", "TrainResult", "RunInterrupted", "train", "read_log", "load_policy", "Policy", "episode_seed",
+           "epsilon_at", "LOG_COLUMNS", "BONUSES", "SCORED_FRAMES", "RunError"]
 
 
 def __getattr__(name: str):

@@ -120,7 +120,8 @@ def run_cli(args: argparse.Namespace) -> int:
         return 0
     if args.window is not None or args.baseline is not None:
         return _fail(f"{'--window' if args.window is not None else '--baseline'} goes with --report DIR")
-    from pcnn_explore.sweep.runner import check_trials, run_trials
+    from pcnn_explore.sweep.plan import check_trials
+    from pcnn_explore.sweep.runner import run_trials
     from pcnn_explore.sweep.view import SweepView
 
     try:

@@ -45,7 +45,7 @@ from pcnn_explore.envs.deep_sea import deep_sea_size
 from pcnn_explore.envs.deep_sea_protocol import (PROTOCOL_EPISODES, bsuite_solve_episode, solve_episode, solved_in_time,
                                                  successes_from_log)
 from pcnn_explore.sweep.grid import SweepError, line_colour, line_label
-from pcnn_explore.sweep.runner import read_sweep
+from pcnn_explore.sweep.records import read_sweep
 
 __all__ = ["SCALING_COLUMNS", "SCORE_COLUMNS", "BSUITE_FOLDER", "deep_sea_records", "evaluate_deep_sea",
            "write_deep_sea_report", "write_bsuite_logs"]

@@ -2,7 +2,7 @@
 
 Each worker is a process of its own (multiprocessing's ``spawn`` context: a fresh interpreter,
 nothing copied from the caller) with one torch thread; it runs trials one after another
-(the sweep runner passes :func:`pcnn_explore.sweep.runner.train_trial`), so its imports are paid once per worker, not once
+(the sweep runner passes :func:`pcnn_explore.sweep.trial.train_trial`), so its imports are paid once per worker, not once
 per trial. At most ``workers`` exist at once, started as trials need them. The semantics are the
 Ray path's (:class:`pcnn_explore.sweep.ray_cluster.RayExecutor`):
 

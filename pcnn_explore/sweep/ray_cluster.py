@@ -3,7 +3,7 @@
 :func:`connect` joins a running cluster (``address``, ``$RAY_ADDRESS``) or starts a local Ray
 (:func:`start_local`); :class:`RayExecutor` runs trials as Ray tasks with ``cpus_per_trial`` CPUs and
 ``gpus_per_trial`` GPUs each (fractions share a device), and Ray runs a task again, up to
-``max_retries`` times, when its worker dies. The sweep runner (:mod:`pcnn_explore.sweep.runner`)
+``max_retries`` times, when its worker dies. The sweep runner (:mod:`pcnn_explore.sweep.executors`)
 uses it for clusters; on one machine it runs trials without Ray (:mod:`pcnn_explore.sweep.local`).
 
 A local Ray (:func:`start_local`) runs with token authentication, as Ray chooses for a new local

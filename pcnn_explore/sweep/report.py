@@ -43,7 +43,7 @@ from pathlib import Path
 from pcnn_explore import evaluation as ev
 from pcnn_explore.atomic import fsync_dir
 from pcnn_explore.sweep.grid import SweepError, folder_safe, line_label
-from pcnn_explore.sweep.runner import read_sweep
+from pcnn_explore.sweep.records import read_sweep
 
 __all__ = ["load_taxonomy", "load_paper_scores", "paper_column", "line_label", "evaluate_sweep", "write_report",
            "RECORD_PEAK", "PAPER_COLUMNS"]

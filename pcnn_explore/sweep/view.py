@@ -1,7 +1,7 @@
 """The live view of a sweep: a compact table of its trials that refreshes on a terminal, plain
 lines (one per change of a trial's status, and a count now and then) anywhere else.
 
-A trial's record is the dict of ``sweep.json`` (see :mod:`pcnn_explore.sweep.runner`): ``name``,
+A trial's record is the dict of ``sweep.json`` (see :mod:`pcnn_explore.sweep.records`): ``name``,
 ``status`` (queued, running, done, failed), ``steps`` done and ``steps_total`` (agent steps),
 ``steps_per_s`` (agent steps per second in the current attempt), ``attempts``, ``error``.
 """

@@ -237,7 +237,8 @@ def run_specs(specs: Sequence[RunSpec], workers: int = 1, progress: bool = False
     replaced. ``progress`` prints a line per run that starts or ends. Raises RuntimeError naming
     the runs that failed.
     """
-    from pcnn_explore.sweep.runner import release, run_trials
+    from pcnn_explore.sweep.ray_cluster import release
+    from pcnn_explore.sweep.runner import run_trials
     from pcnn_explore.sweep.view import SweepView
 
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
