@@ -105,7 +105,8 @@ def test_index_lists_every_notebook_with_status_and_figures(full_run):
         assert f'href="{stem}/{stem}.html"' in page
     assert page.count('class="ok"') == 2 and page.count('class="failed"') == 1
     assert "2 of 3 notebooks succeeded" in page
-    assert "1.25" in page and "3.5" in page and "about 1.5" in page and "only_paper" in page
+    # values and the paper's numbers shown; names as words ("only_paper" -> "only, paper"), never identifiers
+    assert "1.25" in page and "3.5" in page and "about 1.5" in page and "only, paper" in page and "only_paper" not in page
     assert "&lt;b&gt;" in page and "<b>" not in page  # values are escaped
     assert "02_broken.ipynb: cell [5] raised ValueError: deliberate failure" in page
 

@@ -149,10 +149,10 @@ def _figures(summary: Mapping, paper: Mapping, smoke: bool) -> str:
     rows = []
     for k in names:
         run, claim = summary.get(k, ""), paper.get(k, "")
+        if smoke and isinstance(run, str):
+            run = unverdict(run)  # (before escaping: unverdict trims ";", which ends an HTML entity)
         run_text = value_html(run) if k in summary else ""
         claim_text = value_html(claim) if k in paper else ""
-        if smoke:
-            run_text = unverdict(run_text) if isinstance(run, str) else run_text
         rows.append(f"<tr><td>{_text(words(k))}</td><td>{run_text}</td><td>{claim_text}</td></tr>")
     if not rows:
         return ""
@@ -177,7 +177,7 @@ def _section(rec: dict, out: Path) -> tuple[str, str]:
         src = html.escape(figure.resolve().relative_to(out.resolve()).as_posix())
         img = f'<img class="thumb" src="{src}" alt="main figure of {html.escape(name)}">'
         thumb = f'<a href="{html.escape(href)}">{img}</a>' if href else img
-    status = "ok" if rec["status"] == "ok" else '<span class="failed">failed</span>'
+    status = '<span class="ok">ok</span>' if rec["status"] == "ok" else '<span class="failed">failed</span>'
     row = (f'<tr><td><code>{link}</code></td><td>{_badge(word)}</td>'
            f'<td>{_text(short_claim(name, paper_sentence))}</td>'
            f'<td class="run">{status}, {rec["seconds"]:.0f} s</td><td>{thumb}</td></tr>')

@@ -24,7 +24,7 @@ import numpy as np
 from pcnn_explore.experiments.density.density_stats import tail_mean
 
 __all__ = ["STREAM_POLICIES", "stream_policies_for", "check_policies", "static_positions", "location_stats", "explain",
-           "policy_label", "smoke_verdict"]
+           "policy_label"]
 
 #: the streams the density notebooks compare, main first
 STREAM_POLICIES = ("explorer", "random")
@@ -80,13 +80,6 @@ def location_stats(model, trace, static: np.ndarray, eval_frames: np.ndarray, he
     return {"static_loss_share": on_static / total if total > 0 else float("nan"),
             "static_loss_nats": on_static / len(eval_frames),
             "incoming_loss_late_nats": late, "recency_gap_nats": float(heldout_loss) - late}
-
-
-def smoke_verdict(profile: str, detail: str) -> str | None:
-    """The verdict of a smoke run (a plumbing check), else None."""
-    if profile == "smoke":
-        return f"not testable at this profile: smoke runs check the plumbing only ({detail})"
-    return None
 
 
 def explain(location: dict, static_fraction: dict) -> str:
