@@ -1,4 +1,4 @@
-"""Prediction gain -> pseudo-count -> exploration bonus (section 2.1 and 3.4 of the paper).
+"""Prediction gain -> pseudo-count -> exploration bonus (sections 2.1 and 3.3 of the paper).
 
 All log-probabilities are natural logarithms (nats). With rho = rho_n(x) and rho' = rho'_n(x):
 

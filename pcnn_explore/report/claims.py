@@ -45,7 +45,7 @@ class Claim:
 
 #: each shipped notebook's claim in at most about 15 words (the index's top table), by its name
 SHORT_CLAIMS = {
-    "00_pseudo_counts": "A density model's pseudo-count tracks the real count; PixelCNN's grows slower (Sec. 3.4)",
+    "00_pseudo_counts": "Pseudo-counts track real counts; PixelCNN's PG does not vanish (Sec. 3.3, 5)",
     "01_online_vs_shuffled": "Online, shuffled and with-replacement training learn alike (Fig. 2, left)",
     "02_episode_start_spikes": "The density model's loss spikes at episode starts (Fig. 2, middle)",
     "03_lr_schedules": "Constant rate 1e-3 or 0.1 n^-1/2 gives the lowest loss; n^-1 worst (Fig. 3)",

@@ -15,11 +15,11 @@ The paper's method, each choice cited:
 
 - the bonus r+ = beta PC_n(x)^-1/2 is added to the reward at every step, PG computed at every
   density-model update, online (Sec. 4, "we augment the environment reward with a pseudo-count
-  exploration bonus, yielding the combined reward r(x, a) + PC_n(x)^-1/2"; Sec. 3.4, eq. (4));
-- PixelCNN: PG scaled by c_n = 0.1 n^-1/2 (Sec. 3.4: the decay c n^-1/2 "obtains the best
+  exploration bonus, yielding the combined reward r(x, a) + PC_n(x)^-1/2"; Sec. 3.3, the pseudo-count with c_n);
+- PixelCNN: PG scaled by c_n = 0.1 n^-1/2 (Sec. 3.3: the decay c n^-1/2 "obtains the best
   exploration results", c = 0.1 "a sensible configuration"), beta = 1;
 - CTS: the paper states no scale and no c_n for CTS. No c_n is an inference from its assumption
-  (b) (CTS's PG decays as n^-1 on its own, Sec. 3.4); beta = 0.05 is a declared assumption
+  (b) (CTS's PG decays as n^-1 on its own, Sec. 3 and 3.3); beta = 0.05 is a declared assumption
   (Bellemare et al. 2016's scale), with a sensitivity line at :data:`CTS_SCALE_SENSITIVITY`;
 - the frame scored is the state acted in, x_t (Bellemare et al. 2016; the paper says only that the
   model "receives a single frame");
@@ -38,6 +38,7 @@ from __future__ import annotations
 from typing import Any
 
 from pcnn_explore.bonus import PAPER_BONUS_FORM
+from pcnn_explore.envs.deep_sea import DEEP_SEA_MMC_BETA, DEEP_SEA_NOVELTY_EPSILON
 from pcnn_explore.experiments.agents.deep_sea_study import StudyVariant, study_variant
 
 __all__ = ["PAPER_METHOD", "PAPER_BONUS", "KIT_ADDITIONS", "CTS_SCALE_SENSITIVITY", "FIG12_SCALES", "KINDS", "paper_bonus",
@@ -55,7 +56,7 @@ PAPER_BONUS: dict[str, dict[str, Any]] = {
     for m, f in PAPER_BONUS_FORM.items() if m in ("pixelcnn", "pixelcnn_pos", "cts")}
 #: the sensitivity line of the CTS scale assumption: beta 10 times the declared 0.05
 CTS_SCALE_SENSITIVITY = 0.5
-#: Fig. 12's scales c of c n^-1/2 (Sec. 5.3)
+#: Fig. 12's scales c of c n^-1/2 (Sec. 6)
 FIG12_SCALES = (0.1, 1.0, 10.0)
 
 #: the kit's additions, each on top of the paper's CTS line (the settings it changes)
@@ -66,11 +67,11 @@ KIT_ADDITIONS: dict[str, dict[str, Any]] = {
     # the frame reached by the action, x_{t+1}, scored instead of x_t
     "kit_next_state": {"scored_frame": "next_state"},
     # MMC beta 0.5 instead of 0.1
-    "kit_mmc": {"mmc_beta": 0.5},
+    "kit_mmc": {"mmc_beta": DEEP_SEA_MMC_BETA},
     # novelty-scaled exploration (kappa 1) on top of next-state scoring, which it needs
-    "kit_novelty": {"scored_frame": "next_state", "novelty_epsilon": 1.0},
+    "kit_novelty": {"scored_frame": "next_state", "novelty_epsilon": DEEP_SEA_NOVELTY_EPSILON},
     # the pseudo-count drives epsilon, no bonus in the reward (a control for kit_novelty)
-    "novelty_only": {"scored_frame": "next_state", "novelty_epsilon": 1.0, "bonus_scale": 0.0},
+    "novelty_only": {"scored_frame": "next_state", "novelty_epsilon": DEEP_SEA_NOVELTY_EPSILON, "bonus_scale": 0.0},
 }
 KIT_ADDITIONS["kit"] = {**KIT_ADDITIONS["kit_constant_c"], **KIT_ADDITIONS["kit_next_state"],
                         **KIT_ADDITIONS["kit_mmc"], **KIT_ADDITIONS["kit_novelty"]}
