@@ -130,8 +130,13 @@ def t_interval(values: Sequence[float], level: float = 0.95) -> tuple[float, flo
 
 def shown_interval(values: Sequence[float], interval=t_interval, level: float = 0.95) -> tuple[float, float]:
     """``interval(values, level)`` (:func:`t_interval`, :func:`sign_flip_interval`) for a table or a
-    figure: (NaN, NaN) where fewer than two values bound no interval."""
-    return interval(list(values), level) if len(values) > 1 else (math.nan, math.nan)
+    figure: NaN for an end the values do not bound (fewer than two values, or an infinite end: too few
+    seeds for an exact test to bound it)."""
+    if len(values) < 2:
+        return math.nan, math.nan
+    low, high = interval(list(values), level)
+    return (low if math.isfinite(low) else math.nan), (high if math.isfinite(high) else math.nan)
+
 
 def binomial_interval(k: int, n: int, level: float = 0.95) -> tuple[float, float]:
     """The exact Clopper-Pearson interval of a share k of n (e.g. seeds that solved a size):

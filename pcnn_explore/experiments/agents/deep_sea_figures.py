@@ -108,12 +108,9 @@ def run(figure: str, study_settings: DeepSeaStudySettings, lines: Sequence[Study
 def interval(values: Sequence[float]) -> tuple[float, float]:
     """The exact 95% interval of the mean of per-seed values (sign-flip test inversion); NaN where too
     few seeds bound it."""
-    from pcnn_explore.verdicts import sign_flip_interval
+    from pcnn_explore.verdicts import shown_interval, sign_flip_interval
 
-    if len(values) < 2:
-        return math.nan, math.nan
-    low, high = sign_flip_interval(list(values), preregistered.LEVEL)
-    return (low if math.isfinite(low) else math.nan), (high if math.isfinite(high) else math.nan)
+    return shown_interval(values, sign_flip_interval, preregistered.LEVEL)
 
 
 def _threshold(study: DeepSeaStudy) -> float:
