@@ -15,7 +15,6 @@ every test is "not testable at this profile" by its own arithmetic.
 """
 from __future__ import annotations
 
-import math
 from typing import Any, Sequence
 
 from pcnn_explore.experiments.agents import deep_sea_claims as claims
