@@ -4,14 +4,17 @@
     python benchmarks/bench_laptop.py --steps 20000    # longer runs, steadier figures
     python benchmarks/bench_laptop.py --json out.json
 
-Each case runs ``pcnn_explore.run.train`` (study profile, ``--train-every 4 --batch-size 32``,
-one torch thread, no TensorBoard) for ``--steps`` agent steps in this process:
+Each case runs ``pcnn_explore.run.train`` for ``--steps`` agent steps in this process, one torch thread:
 
-- ``DeepSea-20-v0``: ``dqn`` (no bonus) and ``cts_mmc`` (CTS bonus, MMC beta 0.1);
-- ``MiniGrid-RoomChain-R6-v0`` with ``--view partial``: ``cts_mmc``;
+- ``DeepSea-20 cts, train's settings``: exactly what ``pcnn-explore train --env DeepSea-20-v0 --bonus cts``
+  resolves to (DeepSea's defaults: a gradient step every 2 agent steps, Adam; the paper's CTS bonus
+  and MMC beta 0.1; TensorBoard on), once with each learn step (``learn_step`` numpy, the default
+  there, and torch), 1 env;
+- with the study profile's ``--train-every 4 --batch-size 32`` and no TensorBoard:
+  ``DeepSea-20-v0`` ``dqn`` (no bonus) and ``cts_mmc`` (CTS bonus, MMC beta 0.1), and
+  ``MiniGrid-RoomChain-R6-v0`` with ``--view partial``: ``cts_mmc``; each with 1 and 8 envs.
 
-each with 1 and 8 envs. It prints, per case, agent steps per second over the loop (start-up
-excluded) and the loop's time per agent step split into env (stepping the envs), act (the
+It prints, per case, agent steps per second over the loop (start-up excluded) and the loop's time per agent step split into env (stepping the envs), act (the
 epsilon-greedy actions of all envs), learn (gradient steps, sampling included), density (the
 density model's updates and the bonus) and rest (replay writes, logging, checkpoints, the loop
 itself), in microseconds, as a markdown table. The parts are timed by wrapping the loop's calls
@@ -31,11 +34,16 @@ import tempfile  # noqa: E402
 import time  # noqa: E402
 from contextlib import contextmanager  # noqa: E402
 
-#: (label, env id, bonus, extra TrainConfig settings)
+#: the study profile's laptop settings of the cases below
+LAPTOP = {"train_every": 4, "batch_size": 32, "tensorboard": False}
+#: (label, env id, bonus, extra TrainConfig settings, env counts: None for --envs)
 CASES = (
-    ("DeepSea-20 dqn", "DeepSea-20-v0", "none", {}),
-    ("DeepSea-20 cts_mmc", "DeepSea-20-v0", "cts", {"mmc_beta": 0.1}),
-    ("RoomChain-R6 partial cts_mmc", "MiniGrid-RoomChain-R6-v0", "cts", {"mmc_beta": 0.1, "view": "partial"}),
+    ("DeepSea-20 cts, train's settings, numpy step", "DeepSea-20-v0", "cts", {"learn_step": "numpy"}, (1,)),
+    ("DeepSea-20 cts, train's settings, torch step", "DeepSea-20-v0", "cts", {"learn_step": "torch"}, (1,)),
+    ("DeepSea-20 dqn", "DeepSea-20-v0", "none", LAPTOP, None),
+    ("DeepSea-20 cts_mmc", "DeepSea-20-v0", "cts", {**LAPTOP, "mmc_beta": 0.1}, None),
+    ("RoomChain-R6 partial cts_mmc", "MiniGrid-RoomChain-R6-v0", "cts", {**LAPTOP, "mmc_beta": 0.1, "view": "partial"},
+     None),
 )
 PARTS = ("env", "act", "learn", "density")
 
@@ -73,7 +81,7 @@ def run_case(env_id: str, bonus: str, extra: dict, num_envs: int, steps: int, se
     from pcnn_explore.run import TrainConfig, train
 
     cfg = TrainConfig.preset("study", env=env_id, bonus=bonus, steps=steps, num_envs=num_envs, seed=seed,
-                             train_every=4, batch_size=32, tensorboard=False, num_threads=1, out_dir=out, **extra)
+                             num_threads=1, out_dir=out, **extra)
     clock = dict.fromkeys(PARTS, 0.0)
     with timed(clock):
         result = train(cfg, progress=False)
@@ -97,6 +105,7 @@ def main(argv=None) -> int:
     parser.add_argument("--steps", type=int, default=6000, help="agent steps per case (a multiple of every --envs value)")
     parser.add_argument("--envs", type=int, nargs="+", default=[1, 8], help="env counts to run")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--only", help="run only the cases whose label contains this text")
     parser.add_argument("--json", help="also write the figures to this file")
     args = parser.parse_args(argv)
     if args.steps < 1 or any(args.steps % n for n in args.envs):
@@ -105,11 +114,14 @@ def main(argv=None) -> int:
 
     torch.set_num_threads(1)
     rows = []
+    cases = [c for c in CASES if args.only is None or args.only in c[0]]
+    if not cases:
+        parser.error(f"--only {args.only!r} matches no case: " + "; ".join(c[0] for c in CASES))
     with tempfile.TemporaryDirectory() as tmp:
-        for k, (_, env_id, bonus, extra) in enumerate(CASES):  # imports, numba's cached kernels, first calls
+        for k, (_, env_id, bonus, extra, _) in enumerate(cases):  # imports, numba's cached kernels, first calls
             run_case(env_id, bonus, extra, 8, 64, args.seed, os.path.join(tmp, f"warm{k}"))
-        for label, env_id, bonus, extra in CASES:
-            for n in args.envs:
+        for label, env_id, bonus, extra, envs in cases:
+            for n in envs or args.envs:
                 r = run_case(env_id, bonus, extra, n, args.steps, args.seed, os.path.join(tmp, f"{len(rows)}"))
                 rows.append({"case": label, **r})
                 print(f"{label}, {n} env(s): {r['steps_per_second']:,.0f} agent steps/s", flush=True)

@@ -189,7 +189,7 @@ def test_a_checkpoint_of_0741ac3_resumes_on_its_own_task(tmp_path, capsys):
     assert main(["train", "--resume", "--out", str(old), "--steps", "300", "--no-progress"]) == 0
     out = capsys.readouterr().out
     assert out.count("the checkpoint was saved before these settings existed") == 1
-    assert ("resuming with the values its version used: bonus_scale=1.0, mapping_rule=kit_v1\n") in out
+    assert ("resuming with the values its version used: bonus_scale=1.0, mapping_rule=kit_v1, learn_step=torch\n") in out
     settings = json.loads((old / "settings.json").read_text())
     assert (settings["mapping_rule"], settings["bonus_scale"], settings["pg_scale"], settings["pg_schedule"]) == (
         "kit_v1", 1.0, 0.1, "inverse_sqrt")

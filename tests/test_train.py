@@ -115,10 +115,14 @@ def _cli(*args):
 
 
 @pytest.mark.slow
-def test_sigkill_then_resume_covers_every_step_once_and_matches_uninterrupted(tmp_path):
-    steps = 600
-    common = ["--env", ENV, "--bonus", "pixelcnn", "--mmc", "0.1", "--profile", "smoke", "--seed", "3",
-              "--steps", str(steps), "--checkpoint-every", "150", "--no-progress"]
+@pytest.mark.parametrize("env_id, bonus, steps, every", [
+    (ENV, "pixelcnn", 600, 150),
+    # the MLP's numpy learn step (learn_step auto on DeepSea): its Adam state is the optimiser's own
+    ("DeepSea-10-v0", "cts", 30_000, 4_000),
+])
+def test_sigkill_then_resume_covers_every_step_once_and_matches_uninterrupted(tmp_path, env_id, bonus, steps, every):
+    common = ["--env", env_id, "--bonus", bonus, "--mmc", "0.1", "--profile", "smoke", "--seed", "3",
+              "--steps", str(steps), "--checkpoint-every", str(every), "--no-progress"]
     killed, ref = tmp_path / "killed", tmp_path / "ref"
     cmd, env = _cli(*common, "--out", str(killed))
     proc = subprocess.Popen(cmd, env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -129,7 +133,7 @@ def test_sigkill_then_resume_covers_every_step_once_and_matches_uninterrupted(tm
         if ckpt.exists():
             log = read_log(killed)
             saved = load(ckpt)["step"]
-            if len(log["step"]) and saved < log["step"][-1] < (saved // 150 + 1) * 150:
+            if len(log["step"]) and saved < log["step"][-1] < (saved // every + 1) * every:
                 break
         time.sleep(0.01)
     assert proc.poll() is None, "the run finished before it could be killed: raise steps"
@@ -146,7 +150,8 @@ def test_sigkill_then_resume_covers_every_step_once_and_matches_uninterrupted(tm
         if col != "wall_seconds":
             np.testing.assert_array_equal(got[col], want[col], err_msg=col)
     a, b = load(killed / "checkpoint.pt"), load(ref / "checkpoint.pt")
-    assert a["bonus"]["n"] == steps and "net" in a["bonus"]["model"]
+    assert a["bonus"]["n"] == steps and ("net" in a["bonus"]["model"]) == (bonus == "pixelcnn")
+    assert a["config"]["learn_step"] == ("numpy" if env_id.startswith("DeepSea") else "torch")
     a["config"].pop("out_dir"), b["config"].pop("out_dir")
     # networks, optimisers, density model, replay, RNG states, counters: all identical
     assert_same(a, b)

@@ -29,11 +29,11 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from pcnn_explore.names import OPTIMIZERS
+from pcnn_explore.names import LEARN_STEPS, OPTIMIZERS
 from pcnn_explore.agents.networks import make_q_network
 from pcnn_explore.agents.returns import check_unit as _check_unit, discounted_returns, mixed_mc_target
 
-__all__ = ["discounted_returns", "mixed_mc_target", "DQNAgent", "OPTIMIZERS"]
+__all__ = ["discounted_returns", "mixed_mc_target", "DQNAgent", "OPTIMIZERS", "LEARN_STEPS"]
 
 
 class DQNAgent:
@@ -48,13 +48,18 @@ class DQNAgent:
             captured for the first batch of each layout (host :class:`~pcnn_explore.agents.replay.Batch`
             or device-resident :class:`~pcnn_explore.agents.replay.DeviceBatch`, batch size) and again
             after :meth:`load_state_dict`. Changing ``lr`` after capture needs :meth:`drop_graph`.
+        learn_step: "torch" (autograd and the optimiser's kernel, every network) or "numpy" (the MLP with
+            Adam on the CPU, written out by hand: :mod:`pcnn_explore.agents.mlp_step`, several times
+            faster at DeepSea's sizes, equal to torch's step to float32 rounding).
     """
 
     def __init__(self, obs_shape, n_actions: int, *, network: str = "auto", hidden: int | None = None,
                  gamma: float = 0.99, mmc_beta: float = 0.0, double_q: bool = False, optimizer: str = "rmsprop",
-                 lr: float = 2.5e-4, device: str = "cpu", cuda_graph: bool | None = None):
+                 lr: float = 2.5e-4, device: str = "cpu", cuda_graph: bool | None = None, learn_step: str = "torch"):
         if optimizer not in OPTIMIZERS:
             raise ValueError(f"optimizer must be one of {OPTIMIZERS}, got {optimizer!r}")
+        if learn_step not in LEARN_STEPS:
+            raise ValueError(f"learn_step must be one of {LEARN_STEPS}, got {learn_step!r}")
         self.gamma = _check_unit("gamma", gamma)
         self.mmc_beta = _check_unit("mmc_beta", mmc_beta)
         self.double_q = bool(double_q)
@@ -92,21 +97,37 @@ class DQNAgent:
         # how this agent's optimiser runs (a loaded state_dict must not change it)
         group = self.optimizer.param_groups[0]
         self._optimizer_flags = {k: group[k] for k in ("capturable", "foreach", "fused") if k in group}
+        self.learn_step = learn_step
+        self._numpy_step = self._make_numpy_step()
+
+    def _make_numpy_step(self):
+        if self.learn_step != "numpy":
+            return None
+        from pcnn_explore.agents.mlp_step import NumpyMLPStep
+
+        return NumpyMLPStep(self)  # (raises, naming why, where the agent is not the MLP with Adam on a CPU)
 
     def greedy_action(self, obs: np.ndarray) -> int:
         """argmax_a Q(obs, a) for one (C, H, W) uint8 observation."""
         return self.greedy_actions([obs])[0]
 
-    @torch.no_grad()
     def greedy_actions(self, observations) -> list[int]:
         """argmax_a Q(obs, a) for each of B (C, H, W) uint8 observations, in one forward.
 
         On a CPU a network with ``q_values_numpy`` (:class:`~pcnn_explore.agents.networks.MLP`)
-        acts in numpy: same Q-values to a few units in the last place, a tenth of the time.
+        acts in numpy: same Q-values to a few units in the last place, a tenth of the time; with
+        ``learn_step="numpy"``, in the numpy step's own forward (numba, a few microseconds).
         """
+        if self._numpy_step is not None:
+            x = observations[0][None] if len(observations) == 1 else np.stack(observations)
+            return self._numpy_step.greedy_actions(x)
         if self._numpy_act:
             x = observations[0][None] if len(observations) == 1 else np.stack(observations)
             return self.q.q_values_numpy(x).argmax(axis=1).tolist()
+        return self._greedy_torch(observations)
+
+    @torch.no_grad()
+    def _greedy_torch(self, observations) -> list[int]:
         x = (torch.from_numpy(np.asarray(observations[0]))[None] if len(observations) == 1  # one obs: no copy
              else torch.from_numpy(np.stack(observations)))
         return self.q(x.to(self.device)).argmax(dim=1).tolist()
@@ -135,10 +156,13 @@ class DQNAgent:
         """One gradient step on a replay batch (:class:`~pcnn_explore.agents.replay.Batch`, or a
         :class:`~pcnn_explore.agents.replay.DeviceBatch` whose frames are on this agent's device).
 
-        Returns the Huber loss as a detached 0-d tensor on the device (``float()`` of it syncs).
+        Returns the Huber loss as a detached 0-d tensor on the device (``float()`` of it syncs); with
+        ``learn_step="numpy"``, as a float32 numpy scalar.
         """
         if self.cuda_graph:
             return self._learn_graphed(batch)
+        if self._numpy_step is not None:
+            return self._numpy_step(batch)
         dev = self.device
         if hasattr(batch, "obs_slots"):  # DeviceBatch: stacks gathered where the frames are
             obs, next_obs = batch.obs.to(dev), batch.next_obs.to(dev)
@@ -197,3 +221,4 @@ class DQNAgent:
                 if torch.is_tensor(state.get("step")):
                     state["step"] = state["step"].to(device=p.device, dtype=torch.float32)
         self._graph = None
+        self._numpy_step = self._make_numpy_step()  # the optimiser's state tensors are new

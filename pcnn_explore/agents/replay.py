@@ -229,6 +229,8 @@ class ReplayBuffer:
     def stack_slots(self, index: np.ndarray) -> np.ndarray:
         """(B, stack) int64: the slots whose frames make up the states of slots ``index``, oldest first."""
         index = np.asarray(index, np.int64)
+        if self.stack == 1:  # (one frame per state: its own slot)
+            return index[:, None]
         cols = [index]
         cur = index
         for _ in range(self.stack - 1):

@@ -37,7 +37,7 @@ NUMBER_RANGES = {"mmc_beta": (0.0, 1.0), "gamma": (0.0, 1.0), "epsilon_start": (
                  "lr": (1e-12, math.inf), "density_lr": (1e-12, math.inf)}
 #: settings that may change between a run and its resumption (the rest must match the checkpoint)
 RESUMABLE_CHANGES = ("steps", "checkpoint_every", "device", "out_dir", "log_every", "tensorboard", "num_threads",
-                     "bonus_thread", "stop_when_solved")
+                     "bonus_thread", "stop_when_solved", "learn_step")
 
 
 def _on_deep_sea(saved: dict) -> bool:
@@ -61,6 +61,8 @@ SETTINGS_SINCE: dict[str, Any] = {
     # was the kit's default_rng draw (kit_v1), not bsuite's; other envs have neither (auto)
     "mapping_seed": lambda saved: 0 if _on_deep_sea(saved) else None,
     "mapping_rule": lambda saved: "kit_v1" if _on_deep_sea(saved) else None,
+    # before the MLP's step was written out in numpy (0.2.0), every run learned with torch's autograd
+    "learn_step": "torch",
 }
 
 
@@ -75,11 +77,12 @@ def backfill(saved: dict) -> tuple[dict, dict]:
 
 def choices() -> dict[str, tuple[str, ...]]:
     """Settings with a fixed set of values -> the values."""
-    from pcnn_explore.names import AGENTS, NETWORKS, OPTIMIZERS, RUNNING_EPISODE_POLICIES, SCHEDULES
+    from pcnn_explore.names import AGENTS, LEARN_STEPS, NETWORKS, OPTIMIZERS, RUNNING_EPISODE_POLICIES, SCHEDULES
 
     return {"agent": AGENTS, "bonus": BONUSES, "pg_schedule": tuple(SCHEDULES), "scored_frame": SCORED_FRAMES,
             "mapping_rule": MAPPING_RULE_NAMES,
             "running_episode": tuple(RUNNING_EPISODE_POLICIES), "optimizer": tuple(OPTIMIZERS),
+            "learn_step": LEARN_STEPS,
             "network": NETWORKS, "view": ("full", "partial"), "profile": PROFILES}
 
 
@@ -113,6 +116,7 @@ class TrainConfig(ExperimentSettings):
     network: str = "auto"  # torso of the Q-network (DQN) or of the actor-critic (Reactor): nature (the Nature DQN CNN for 84x84 Atari frames), small (a small CNN for small images), mlp (two dense layers of 50, as bsuite's DQN), auto (DeepSea: mlp; 84x84: nature; else small)
     hidden: int | None = None  # units of the dense layers (auto: the network's default: nature 512, small 128, mlp 50)
     optimizer: str = "adam"  # DQN optimiser: rmsprop (Nature DQN) or adam
+    learn_step: str | None = None  # how DQN's gradient step is computed: torch (autograd; every network) or numpy (the MLP's step with Adam on the CPU written out by hand, several times faster, equal to torch's to float32 rounding); auto: numpy where it applies (agent dqn, network mlp, as on DeepSea, optimizer adam, device cpu), else torch
     lr: float = 2.5e-4  # DQN learning rate
     gamma: float = 0.99  # discount factor
     batch_size: int = 32  # transitions per gradient step
@@ -128,7 +132,7 @@ class TrainConfig(ExperimentSettings):
     sticky_actions: float = 0.25  # Atari: probability of repeating the previous action (paper preset: 0)
     terminal_on_life_loss: bool = False  # Atari: end the episode when a life is lost
     tile_size: int = 4  # MiniGrid: pixels per grid cell
-    stop_when_solved: bool = False  # DeepSea: end the run at the first episode end where bsuite's rule holds (bad episodes so far / episodes < 0.9); a resume or a larger steps then runs nothing more (turn it off to train on); other envs: leave off
+    stop_when_solved: bool = False  # DeepSea: end the run at the first of bsuite's logged episodes (1, 2, ..., 10, 12, 14, 17, 20, 25, ...) where bsuite's rule holds (bad episodes so far / episodes < 0.9), so that bsuite's log of the run scores as a run to the cap would; a resume or a larger steps then runs nothing more (turn it off to train on); other envs: leave off
     mapping_seed: int | None = None  # DeepSea: seed of the action mapping (auto: 42, bsuite's); other envs: leave at auto
     mapping_rule: str | None = None  # DeepSea: the action-mapping draw, bsuite (bsuite's deep_sea) or kit_v1 (the kit's draw before 0.2.0, only to resume older runs); auto: bsuite; other envs: leave at auto
     view: str = "full"  # MiniGrid: the whole grid, or the agent's partial view
@@ -195,7 +199,20 @@ class TrainConfig(ExperimentSettings):
             if deep_sea_size(self.env) is not None:
                 self.mapping_seed = DEFAULT_MAPPING_SEED if self.mapping_seed is None else self.mapping_seed
                 self.mapping_rule = DEFAULT_MAPPING_RULE if self.mapping_rule is None else self.mapping_rule
+        if self.learn_step is None:
+            self.learn_step = "numpy" if self._numpy_step_misfit() is None else "torch"
         self.validate()
+
+    def _numpy_step_misfit(self) -> str | None:
+        """None where DQN's numpy learn step applies (:mod:`pcnn_explore.agents.mlp_step`), else why not."""
+        from pcnn_explore.envs.ids import auto_network
+
+        network = auto_network(self.env, self.network) if isinstance(self.env, str) else self.network
+        for name, value, need in (("agent", self.agent, "dqn"), ("network", network, "mlp"),
+                                  ("optimizer", self.optimizer, "adam"), ("device", self.device, "cpu")):
+            if value != need:
+                return f"{{{name}}} is {value}, and the numpy step needs {need}"
+        return None
 
     @property
     def checkpoint_interval(self) -> int:
@@ -253,6 +270,9 @@ class TrainConfig(ExperimentSettings):
                                "{scored_frame} next_state "
                                f"(here: bonus {self.bonus}, agent {self.agent}, scored frame {self.scored_frame}): "
                                "set {novelty_epsilon} 0 or change those")
+        if self.learn_step == "numpy" and self._numpy_step_misfit() is not None:
+            raise SettingError(f"{{learn_step}} numpy is the MLP's step with Adam on the CPU for DQN: "
+                               f"{self._numpy_step_misfit()}; set {{learn_step}} torch (or auto)")
         self._validate_env_fit()
         if not isinstance(self.device, str) or not (self.device == "cpu" or self.device.startswith("cuda")
                                                      or self.device == "mps"):

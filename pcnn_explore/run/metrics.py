@@ -52,7 +52,12 @@ class EpisodeStats:
             self.n_pg += 1
 
     def add_loss(self, loss) -> None:
-        self.loss = loss.clone() if self.loss is None else self.loss.add_(loss)
+        """Add one gradient step's loss: a 0-d tensor (torch's step: summed on its device) or a float32
+        scalar (the numpy step: summed in float32, so a sum restored into a tensor goes on the same)."""
+        if self.loss is None:
+            self.loss = loss.clone() if isinstance(loss, torch.Tensor) else loss
+        else:
+            self.loss = self.loss.add_(loss) if isinstance(self.loss, torch.Tensor) else self.loss + loss
         self.n_loss += 1
 
     def state(self) -> dict:
@@ -101,7 +106,7 @@ class WindowStats:
 
     def _reset(self, step: int) -> None:
         self.n, self.pg, self.intr, self.pseudo_counts, self.n_loss = 0, 0.0, 0.0, [], 0
-        self.loss = torch.zeros((), device=self.device)
+        self.loss = 0.0  # + the first loss: that loss itself, a tensor on its device or a float32 scalar
         self.t, self.step = time.perf_counter(), step
 
     def add_step(self, record) -> None:
