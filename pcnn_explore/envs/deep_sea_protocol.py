@@ -26,7 +26,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 __all__ = ["PROTOCOL_SIZES", "PROTOCOL_EPISODES", "BAD_RATIO", "FORGIVE_EPISODES", "SUCCESS_RETURN", "below_bad_ratio",
-           "successes_from_log", "solve_episode", "bsuite_logged_episodes", "bsuite_solve_episode", "solved_in_time",
+           "successes_from_log", "solve_episode", "bsuite_logged_episodes", "is_bsuite_logged", "bsuite_solve_episode", "solved_in_time",
            "deep_sea_score", "BSUITE_LOG_RATIOS"]
 
 #: bsuite's sizes
@@ -94,6 +94,16 @@ def bsuite_logged_episodes(last: int) -> np.ndarray:
         out.update(10 ** k * t // 10 for t in BSUITE_LOG_RATIOS if (10 ** k * t) % 10 == 0)
         k += 1
     return np.array(sorted(e for e in out if e <= last), dtype=np.int64)
+
+
+def is_bsuite_logged(episode: int) -> bool:
+    """Whether bsuite's logger writes a row at ``episode`` (1-based), the test behind
+    :func:`bsuite_logged_episodes` for one episode: episode = 10^k x r / 10 for k = floor(log10(episode))
+    and r in :data:`BSUITE_LOG_RATIOS`. Example: 12 -> True, 13 -> False, 250 -> True."""
+    if episode < 1:
+        return False
+    power = 10 ** (len(str(int(episode))) - 1)
+    return (10 * episode) % power == 0 and (10 * episode) // power in BSUITE_LOG_RATIOS
 
 
 def bsuite_solve_episode(successes: Sequence[bool]) -> int | None:

@@ -140,7 +140,7 @@ def run_loop(cfg: TrainConfig, start: Resume, progress: bool = True, lock: RunLo
     if start.finished:
         return result_of(cfg, start.step)
     watch = SolveWatch.for_run(cfg, start.saved)  # bsuite's rule, followed on every DeepSea run
-    if cfg.stop_when_solved and watch.solved_at is not None:  # solved before: nothing more to run
+    if cfg.stop_when_solved and watch.bsuite_solved_at is not None:  # solved before: nothing more to run
         return result_of(cfg, start.step, watch=watch)
     lock = lock if lock is not None else RunLock(cfg.out_dir)
     if cfg.num_threads:
@@ -159,7 +159,7 @@ def run_loop(cfg: TrainConfig, start: Resume, progress: bool = True, lock: RunLo
     try:
         while state.step < cfg.steps:
             vector_step(cfg, state, envs, learner, scorer, logger, clock)
-            solved = cfg.stop_when_solved and watch.solved_at is not None
+            solved = cfg.stop_when_solved and watch.bsuite_solved_at is not None
             if state.step >= cfg.steps or solved or checkpointer.due(state.step):
                 checkpointer.save(state)
             if solved:

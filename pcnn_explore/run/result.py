@@ -28,9 +28,10 @@ class TrainResult:
     steps_per_second: float  # agent steps per wall-clock second in this call
     learning_steps_per_second: float  # the same, from this call's first gradient step on (NaN if none)
     checkpoint: str
-    solved_episode: int | None = None  # stop_when_solved: the episode (1-based) at which bsuite's rule held
+    solved_episode: int | None = None  # stop_when_solved: the first episode (1-based) at which bsuite's rule held
     solved_step: int | None = None  # stop_when_solved: the agent step at which that episode ended
-    ran_past: bool = False  # stop_when_solved: the run had trained on past the solve point before (the flag off then)
+    ran_past: bool = False  # stop_when_solved: the run had trained on past the stop point before (the flag off then)
+    bsuite_solved_episode: int | None = None  # stop_when_solved: the first of bsuite's logged episodes where it held (the stop)
 
     def solved_note(self, steps: int | None = None) -> str | None:
         """One line saying where bsuite's rule held and whether the run stopped there (None: not
@@ -38,6 +39,8 @@ class TrainResult:
         if self.solved_episode is None:
             return None
         at = f"episode {self.solved_episode}" + (f" (step {self.solved_step})" if self.solved_step is not None else "")
+        if self.bsuite_solved_episode not in (None, self.solved_episode):
+            at += f", and at bsuite's logged episode {self.bsuite_solved_episode}"
         if self.ran_past:
             return (f"solved by bsuite's deep-sea rule at {at}, but this run had trained on past it to step "
                     f"{self.steps} with --stop-when-solved off: nothing more was run (turn --stop-when-solved off "
@@ -72,7 +75,7 @@ def result_of(cfg, step: int, clock: RunClock | None = None, watch=None) -> Trai
     call's (None: nothing ran); ``watch``: its :class:`~pcnn_explore.run.solve.SolveWatch`, if any."""
     wall = clock.wall() if clock is not None else 0.0
     ran = step - clock.start_step if clock is not None else 0
-    solved = watch is not None and cfg.stop_when_solved and watch.solved_at is not None
+    solved = watch is not None and cfg.stop_when_solved and watch.bsuite_solved_at is not None
     log = read_log(cfg.out_dir)
     done = log["complete"] == 1
     returns, ends = log["return"][done], log["step"][done]
@@ -84,4 +87,5 @@ def result_of(cfg, step: int, clock: RunClock | None = None, watch=None) -> Trai
                        checkpoint=str(Path(cfg.out_dir) / CHECKPOINT),
                        solved_episode=watch.solved_at if solved else None,
                        solved_step=watch.solved_step if solved else None,
-                       ran_past=bool(solved and watch.episodes > watch.solved_at))
+                       ran_past=bool(solved and watch.episodes > watch.bsuite_solved_at),
+                       bsuite_solved_episode=watch.bsuite_solved_at if solved else None)

@@ -2,19 +2,21 @@
 
 The lines (:data:`pcnn_explore.experiments.agents.lines.LINES`): the paper's CTS line (``paper_cts``),
 the kit's line (``kit``), DQN (``dqn``) and, where the profile allows, the paper's PixelCNN line
-(``paper_pixelcnn``). Every run stops at the episode where bsuite's rule first holds
-(``stop_when_solved``, checked at every episode); DQN, which does not solve, runs to the cap.
+(``paper_pixelcnn``). Every run stops at the first of bsuite's logged episodes where bsuite's rule
+holds (``stop_when_solved``), so its log holds what bsuite's logger would have written up to the solve;
+a run that does not solve runs to the cap.
 
 What it computes, per line, from the scaling rows (:data:`pcnn_explore.sweep.deep_sea_report.SCALING_COLUMNS`,
 one per run: the study's :meth:`DeepSeaStudy.scaling_rows` or a sweep report's ``deep_sea_scaling.csv``):
 
 - ``per_seed_score``: bsuite's deep-sea score of each seed (its share of the sizes run whose
   bsuite solve episode, at bsuite's logged episodes, is below 2^N + 100; a size without a log counts
-  as not solved), what bsuite's own analysis scores on these logs. A run stopped at an episode bsuite
-  does not log (solved at 11, say) has no bsuite solve episode in its log: it counts as not solved
-  there, so ``per_seed_score`` is a lower bound of the score a run on to the cap would get;
-  ``per_seed_score_upper`` counts such a run at bsuite's next logged episode (12), the most it could
-  get (it counts there only if the rule still held). ``stopped_between_logged`` counts these runs;
+  as not solved), what bsuite's own analysis scores on these logs: with today's stop rule, the score a
+  run on to the cap would get. Runs of earlier kits stopped at the first episode where the rule held,
+  which bsuite may not log (11, say): such a run has no bsuite solve episode in its log and counts as
+  not solved there, so for them ``per_seed_score`` is a lower bound; ``per_seed_score_upper`` counts
+  such a run at bsuite's next logged episode (12), the most it could get. ``stopped_between_logged``
+  counts these runs (0 for runs of today's kit, where the two scores are equal);
 - ``score_interval``: the exact 95% interval of the mean per-seed score by inverting the sign-flip
   test (:func:`pcnn_explore.verdicts.sign_flip_interval`), clipped to [0, 1]; with 5 seeds or fewer
   no shift is rejected and it is [0, 1];
