@@ -43,13 +43,16 @@ class ExperimentSettings:
         return dataclasses.asdict(self)
 
     @classmethod
-    def for_notebook(cls, profile: str, seed: int = 0, n_seeds: int | None = None, **given: Any):
+    def for_notebook(cls, profile: str, seed: int | None = 0, n_seeds: int | None = None, **given: Any):
         """For settings with a ``seeds`` field: the preset of ``profile`` with seeds ``seed, seed + 1,
-        ...`` (``n_seeds`` of them; None: as many as the preset has) and any other setting given
-        (None: the preset's). A notebook's parameters cell passes its ``seed`` and sizes here."""
+        ...`` (``n_seeds`` of them; None: as many as the preset has; ``seed`` None: the preset's first
+        seed) and any other setting given (None: the preset's). A notebook's parameters cell passes its
+        ``seed`` and sizes here."""
         check_profile(profile)
+        if seed is None:
+            seed = cls.preset(profile).seeds[0]
         if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
-            raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+            raise ValueError(f"seed must be a non-negative integer or None, got {seed!r}")
         n = len(cls.preset(profile).seeds) if n_seeds is None else n_seeds
         if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1:
             raise ValueError(f"n_seeds must be a positive integer or None, got {n_seeds!r}")

@@ -88,9 +88,10 @@ def test_profiles_and_budget():
     assert dss.protocol_part(s) == "partial protocol" and dss.protocol_part(dss.settings("paper")) == "whole protocol"
     assert dict(s.train_overrides)["stop_when_solved"] is True
     b = dss.budget(s, dss.lines("study"))
-    # 72 x 2,500 x 10 = 1.8M steps a line; 3 x 1.8M / 2,200 + 1.8M / 1,200 = 3,954.5 core-s; / 2 cores / 60
-    assert b["lines"]["paper_cts"]["steps"] == 1_800_000 and b["core_s"] == pytest.approx(3 * 1.8e6 / 2200 + 1.5e3)
-    assert b["wall_min"] == pytest.approx(32.95, abs=0.01) and b["wall_min"] <= 45
+    # 72 x 2,500 x 10 = 1.8M steps a line; 2 x 1.8M / 7,000 + 1.8M / 9,000 + 1.8M / 1,250 = 2,154.3 core-s
+    assert b["lines"]["paper_cts"]["steps"] == 1_800_000
+    assert b["core_s"] == pytest.approx(2 * 1.8e6 / 7000 + 200 + 1440)
+    assert b["wall_min"] == pytest.approx(17.95, abs=0.01) and b["wall_min"] <= 45
     assert [v.key for v in dss.lines("smoke")] == ["paper_cts", "kit", "dqn"]
 
 

@@ -60,9 +60,10 @@ PRESETS = {
     "paper": dict(sizes=PROTOCOL_SIZES, episodes=(PROTOCOL_EPISODES,), seeds=STUDY_SEEDS, workers=2,
                   train_overrides=_EVERY_RUN),
 }
-#: measured agent steps per second on DeepSea-12 on a quiet core (the paper's CTS line, the paper's
-#: PixelCNN line); DQN is given CTS's rate (it has no density model to update, so it is faster: an upper bound)
-RATES = {"cts": 2_200, "pixelcnn": 1_200, "dqn": 2_200}
+#: measured agent steps per second on DeepSea-12, one core of a 2-core x86_64 machine beside a busy one
+#: (``pcnn-explore train --env DeepSea-12-v0 [--bonus cts|pixelcnn] --steps 30000 --no-tensorboard``, the
+#: numpy learn step; PixelCNN over 12,000 steps): 7,025, 1,262 and 9,091, rounded down
+RATES = {"cts": 7_000, "pixelcnn": 1_250, "dqn": 9_000}
 
 
 def settings(profile: str, seed: int | None = None, n_seeds: int | None = None, sizes=None, episodes=None,

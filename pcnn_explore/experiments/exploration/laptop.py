@@ -20,8 +20,10 @@ Three parts, each a function of :class:`ExplorationSettings`:
 The paper's claim (:func:`deep_sea_goal`) is decided on the paper's lines alone, per seed whether
 the run reached the goal late, by Fisher's exact test (:func:`pcnn_explore.verdicts.solved_verdict`,
 seeds keyed by their ids); it needs :func:`pcnn_explore.verdicts.seeds_needed` ("fisher": 4) seeds
-per line to be testable at all and is "not testable at this profile" with fewer (the study
-profile's 3 seeds). The kit's line gets the same test as a kit finding (:func:`deep_sea_kit_goal`).
+per line to be testable at all and is "not testable at this profile" with fewer (the smoke
+profile's one). The study profile runs the 10 verdict seeds 401-410
+(:data:`pcnn_explore.experiments.agents.preregistered.VERDICT_SEEDS`), none of which chose a setting.
+The kit's line gets the same test as a kit finding (:func:`deep_sea_kit_goal`).
 
 Every training run is one :func:`pcnn_explore.run.train` run (TrainConfig presets, DeepSea's
 :func:`pcnn_explore.envs.env_defaults`, the line's settings on top), run through
@@ -39,6 +41,7 @@ import numpy as np
 from pcnn_explore.envs.deep_sea import deep_sea_id, deep_sea_size, occupiable_cells
 from pcnn_explore.experiments.agents.agent_runs import RunSpec, run_specs
 from pcnn_explore.experiments.agents.lines import baseline_line, line as named_line
+from pcnn_explore.experiments.agents.preregistered import VERDICT_SEEDS
 from pcnn_explore.run.variants import check_variant
 from pcnn_explore.run.variants import variant_label as label  # the paper's name of a variant
 from pcnn_explore.experiments.exploration.count_maps import CountMaps, pseudo_count_maps, random_walk_frames
@@ -66,7 +69,7 @@ class ExplorationSettings(ExperimentSettings):
     episodes of N steps each (steps = episodes x N)."""
 
     profile: str = "study"
-    seeds: tuple[int, ...] = (0, 1, 2)
+    seeds: tuple[int, ...] = VERDICT_SEEDS  # (the verdict seeds: no setting was chosen on them)
     deep_sea_sizes: tuple[int, ...] = (6, 10, 14)
     deep_sea_variants: tuple[str, ...] = ("dqn", "dqn_mmc", "cts_mmc", "pixelcnn_mmc", "pixelcnn_pos_mmc",
                                           "cts_mmc_intrinsic")
