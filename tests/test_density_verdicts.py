@@ -270,10 +270,12 @@ def test_conv_cts_held_out_loss_never_agrees_with_appendix_c():
 
 
 def test_qualitative_verdict_of_one_episode():
-    assert dv.qualitative("study", {"a": True, "b": True}, "d").startswith("agrees: qualitative, one recorded episode")
+    # one episode decides nothing, whatever it shows: the text says what held
+    assert dv.qualitative("study", {"a": True, "b": True}, "d") == (
+        "inconclusive: one recorded episode, no seeds, so no test decides; in this episode a, b holds (d)")
     assert dv.qualitative("study", {"a": True, "b": False}, "d") == (
-        "partly: qualitative, one recorded episode, no interval: a holds; not: b (d)")
-    assert dv.qualitative("study", {"a": False}, "d").startswith("differs: ")
+        "inconclusive: one recorded episode, no seeds, so no test decides; in this episode a holds; not: b (d)")
+    assert dv.qualitative("paper", {"a": False}, "d").startswith("inconclusive: ")
     assert dv.qualitative("smoke", {"a": True}, "d").startswith("not testable at this profile: ")
     with pytest.raises(ValueError, match="at least one condition"):
         dv.qualitative("study", {}, "d")

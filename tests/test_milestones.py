@@ -9,10 +9,12 @@ def _s(ratio, rank, n=200, first=40):
 
 
 def test_milestone_verdicts():
-    assert verdict(_s(3.0, 1), "study").startswith("agrees: ")
-    assert verdict(_s(3.0, 50), "study").startswith("partly: ")  # a peak, but not among the top 5%
-    assert verdict(_s(1.5, 1), "study").startswith("partly: ")
-    assert verdict(_s(0.5, 150), "study").startswith("differs: ")
+    # one episode decides nothing: the word is inconclusive, the text says what the episode shows
+    assert verdict(_s(3.0, 1), "study").startswith("inconclusive: ") and "; not:" not in verdict(_s(3.0, 1), "study")
+    assert "; not: first room change in the top 5%" in verdict(_s(3.0, 50), "study")  # a peak, not among the top 5%
+    assert "; not: pixelcnn peaks at room changes" in verdict(_s(1.5, 1), "study")
+    assert verdict(_s(0.5, 150), "study").startswith("inconclusive: one recorded episode, no seeds, so no test decides; "
+                                                     "in this episode no condition holds; not: ")
     assert verdict(_s(3.0, 1), "smoke").startswith("not testable at this profile: ")
     assert verdict(_s(3.0, None, first=None), "study").startswith("not testable at this profile: ")
     s = summary(_s(3.0, 1), "study", compare={**_s(1.2, 9), "density_model": "cts"})
@@ -21,10 +23,12 @@ def test_milestone_verdicts():
 
 def test_milestone_verdict_uses_the_cts_contrast():
     cts = {**_s(1.2, 9), "density_model": "cts"}
-    assert verdict(_s(3.0, 1), "study", cts).startswith("agrees: qualitative, one recorded episode, no interval: ")
-    # PixelCNN peaks at the room change, but CTS's peak there stands out more: only partly
+    assert verdict(_s(3.0, 1), "study", cts).startswith("inconclusive: one recorded episode, no seeds, so no test "
+                                                        "decides; in this episode pixelcnn peaks")
+    # PixelCNN peaks at the room change, but CTS's peak there stands out more: the text says so
     sharper_cts = {**_s(4.0, 1), "density_model": "cts"}
     assert verdict(_s(3.0, 1), "study", sharper_cts) == (
-        "partly: qualitative, one recorded episode, no interval: pixelcnn peaks at room changes (>= 2x median), "
+        "inconclusive: one recorded episode, no seeds, so no test decides; in this episode pixelcnn peaks at room "
+        "changes (>= 2x median), "
         "first room change in the top 5% holds; not: pixelcnn sharper than cts at room changes (pixelcnn bonus at "
         "room changes 3.00x the median; the first room change (step 40) ranks 1 of 200 steps; cts 4.00x)")

@@ -245,15 +245,15 @@ def conv_cts(heldout: Mapping[str, Mapping[str, Sequence[float]]], seeds: Sequen
 
 
 def qualitative(profile: str, conditions: Mapping[str, bool], detail: str) -> str:
-    """11's verdict on one recorded episode (no seeds, no interval): ``agrees`` when every condition
-    holds, ``partly`` when some do, else ``differs``; smoke runs are not testable."""
+    """11's reading of one recorded episode: one episode is one sample, with no seeds no test can
+    decide, so the word is ``inconclusive`` whatever the episode shows (too few seeds decide nothing);
+    the text says which of ``conditions`` the episode meets and which not. Smoke runs: not testable."""
     if not conditions:
         raise ValueError("qualitative needs at least one condition")
     held = [k for k, v in conditions.items() if v]
-    text = (f"qualitative, one recorded episode, no interval: {', '.join(held) or 'no condition'} holds"
-            + (f"; not: {', '.join(k for k in conditions if k not in held)}" if len(held) < len(conditions) else "")
+    text = (f"one recorded episode, no seeds, so no test decides; in this episode {', '.join(held) or 'no condition'} "
+            "holds" + (f"; not: {', '.join(k for k in conditions if k not in held)}" if len(held) < len(conditions) else "")
             + f" ({detail})")
     if profile == "smoke":
         return f"{NOT_TESTABLE}: smoke runs check the plumbing only ({text})"
-    word = "agrees" if len(held) == len(conditions) else "partly" if held else "differs"
-    return f"{word}: {text}"
+    return f"inconclusive: {text}"

@@ -3,16 +3,16 @@
 metrics.json's ``summary`` and ``paper`` for a recorded episode summarised by
 :func:`pcnn_explore.record.summarize_episode` (bonus values are the pseudo-count bonus r+,
 dimensionless; steps are agent steps). The paper shows one episode and no numbers, and so does this
-notebook: the verdict is qualitative (:func:`pcnn_explore.experiments.density.density_verdicts.qualitative`,
-one episode, no seeds, no interval), on the conditions
+notebook: one episode is one sample, so no test decides and the verdict is ``inconclusive``
+(:func:`pcnn_explore.experiments.density.density_verdicts.qualitative`); its text says which of these
+conditions the episode meets
 
 - the bonus at room changes is at least :data:`PEAK_RATIO` times the episode's median;
 - the first room change ranks among the top :data:`TOP_SHARE` of steps by bonus;
 - with the CTS recording of the same episode (the contrast of Fig. 9: PixelCNN's peaks at rare
   events are sharper): PixelCNN's room-change-to-median ratio is above CTS's.
 
-agrees: every condition holds; partly: some do; differs: none; not testable: no room change in the
-episode, or a smoke run.
+Not testable: no room change in the episode, or a smoke run.
 """
 from __future__ import annotations
 
