@@ -1,0 +1,196 @@
+"""Verdicts decided by an exact test on per-seed values (the seed is the unit), by the decision rule
+of :mod:`pcnn_explore.verdicts`:
+
+- :func:`paired_verdict`: a difference a - b paired by seed id, by the sign-flip test;
+- :func:`solved_verdict`: solved seeds a against b by Fisher's exact test, each line with its
+  Clopper-Pearson interval;
+- :func:`progress_verdict`: progress against a stated threshold (e.g. the random policy's success
+  rate 2^-N), by the sign-flip test of values - threshold;
+- :func:`share_verdict`: "k of n seeds" against a threshold on the exact Clopper-Pearson interval
+  (with its exact binomial p).
+
+Each returns a :class:`~pcnn_explore.verdict_words.Verdict`.
+"""
+from __future__ import annotations
+
+import math
+from typing import Mapping, Sequence
+
+import numpy as np
+
+from pcnn_explore.statistics import (
+    _direction,
+    _finite,
+    _level,
+    _noise,
+    _values,
+    binomial_interval,
+    fisher_exact_p,
+    min_p,
+    sign_flip_interval,
+    sign_flip_p,
+    t_interval,
+)
+from pcnn_explore.verdict_words import NOT_TESTABLE, Verdict, _decide, _fmt, _fmt_interval
+
+__all__ = ["paired_verdict", "solved_verdict", "progress_verdict", "share_verdict"]
+
+
+# ----------------------------------------------------------------------------------- verdicts
+def _by_seed(name: str, values: Mapping[int, float]) -> dict[int, float]:
+    if not isinstance(values, Mapping):
+        raise ValueError(f"{name} must map seed id -> per-seed value (a dict), got {type(values).__name__}")
+    return dict(values)
+
+
+def _paired_by_seed(values_a: Mapping, values_b: Mapping) -> tuple[list, np.ndarray, np.ndarray]:
+    """(seeds in a's order, a, b in those seeds' order); ValueError naming the seeds one side misses."""
+    a, b = _by_seed("values_a", values_a), _by_seed("values_b", values_b)
+    only_a, only_b = [s for s in a if s not in b], [s for s in b if s not in a]
+    if only_a or only_b:
+        raise ValueError(f"a paired test needs the same seeds on both sides: seeds {only_a} missing in values_b, "
+                         f"{only_b} missing in values_a; run the missing seeds or leave them out of both")
+    seeds = list(a)
+    return seeds, _finite("values_a", [a[s] for s in seeds], 2), _finite("values_b", [b[s] for s in seeds], 2)
+
+
+def _snap_differences(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, bool]:
+    """(a - b with float noise rounded away, whether the differences have no spread). Without spread
+    every difference becomes their mean (0 when that is noise)."""
+    tol = _noise(a, b)
+    d = a - b
+    if float(d.max() - d.min()) <= tol:
+        m = float(d.mean())
+        return np.full(d.size, 0.0 if abs(m) <= tol else m), True
+    return np.where(np.abs(d) <= tol, 0.0, d), False
+
+
+def _sign_flip_verdict(d: np.ndarray, direction: str, level: float, claim: str, va, vb, n_text: str) -> Verdict:
+    alpha = (1.0 - level) / 2.0
+    other = "less" if direction == "greater" else "greater"
+    p, q = sign_flip_p(d, direction), sign_flip_p(d, other)
+    word = _decide(p, q, min_p("sign_flip", d.size), alpha)
+    low, high = sign_flip_interval(d, level)
+    estimate = float(d.mean())
+    method = f"paired sign flip over {n_text}"
+    want = ">" if direction == "greater" else "<"
+    sentence = (f"{word}: {claim} = {_fmt(estimate)}, {level:.0%} interval {_fmt_interval(low, high)} ({method}), "
+                f"exact one-sided p = {_fmt(p)} (the opposite's {_fmt(q)}, min p {_fmt(2.0 ** -d.size)}); "
+                f"the claim is {claim} {want} 0")
+    return Verdict(word, estimate, (low, high), level, tuple(map(float, va)), tuple(map(float, vb)), method, sentence,
+                   p_value=p, test="sign_flip", n=int(d.size))
+
+
+def paired_verdict(values_a: Mapping[int, float], values_b: Mapping[int, float], direction: str = "greater",
+                   level: float = 0.95, claim: str = "a - b") -> Verdict:
+    """Decide the claim mean(a - b) > 0 (``direction="greater"``) or < 0 (``"less"``) on per-seed
+    values paired by seed id (the mapping keys, in any order), by the exact sign-flip test of the
+    differences (:func:`sign_flip_p`, :func:`sign_flip_interval`); the module's decision rule. At 0.95
+    it needs 6 seeds to be testable. ValueError for different seed sets (naming the seeds missing on
+    each side) or fewer than 2 seeds.
+
+    >>> paired_verdict({s: 1.0 for s in range(10)}, {s: 0.0 for s in range(10)}).p_value == 2 ** -10
+    True
+    """
+    direction, level = _direction(direction), _level(level)
+    seeds, a, b = _paired_by_seed(values_a, values_b)
+    d, _ = _snap_differences(a, b)
+    return _sign_flip_verdict(d, direction, level, claim, a, b, f"{d.size} seeds")
+
+
+def _solved(name: str, solved: Mapping[int, bool]) -> list[bool]:
+    out = []
+    for seed, x in _by_seed(name, solved).items():
+        if isinstance(x, (bool, np.bool_)) or (isinstance(x, (int, np.integer)) and x in (0, 1)):
+            out.append(bool(x))
+        else:
+            raise ValueError(f"{name}: seed {seed} must map to True / False (solved or not), got {x!r}")
+    if not out:
+        raise ValueError(f"{name}: needs at least one seed")
+    return out
+
+
+def solved_verdict(solved_a: Mapping[int, bool], solved_b: Mapping[int, bool], direction: str = "greater",
+                   level: float = 0.95, claim: str = "solved a - b") -> Verdict:
+    """Decide "line a solves on a larger share of seeds than b" (``"greater"``; ``"less"``: smaller)
+    from per-seed solved flags (seed id -> bool; the lines' seeds need not match), by Fisher's exact
+    test (:func:`fisher_exact_p`) and the module's decision rule. ``estimate``: share a - share b;
+    ``interval``: (nan, nan), Fisher's test gives no interval of that difference; ``intervals``: each
+    line's Clopper-Pearson ``level`` interval of its share; ``n``: n_a + n_b.
+    10 of 10 against 0 of 10 agrees (p = 1 / C(20, 10)); 2 of 2 against 0 of 2 is not testable
+    (min p = 1 / C(4, 2) = 1/6)."""
+    direction, level = _direction(direction), _level(level)
+    sa, sb = _solved("solved_a", solved_a), _solved("solved_b", solved_b)
+    (k_a, n_a), (k_b, n_b) = (sum(sa), len(sa)), (sum(sb), len(sb))
+    other = "less" if direction == "greater" else "greater"
+    p, q = fisher_exact_p(k_a, n_a, k_b, n_b, direction), fisher_exact_p(k_a, n_a, k_b, n_b, other)
+    smallest = min_p("fisher", n_a, n_b)
+    word = _decide(p, q, smallest, (1.0 - level) / 2.0)
+    ia, ib = binomial_interval(k_a, n_a, level), binomial_interval(k_b, n_b, level)
+    want = ">" if direction == "greater" else "<"
+    sentence = (f"{word}: {claim}: {k_a}/{n_a} {_fmt_interval(*ia)} vs {k_b}/{n_b} {_fmt_interval(*ib)} "
+                f"({level:.0%} Clopper-Pearson), Fisher exact one-sided p = {_fmt(p)} (the opposite's {_fmt(q)}, "
+                f"min p {_fmt(smallest)}); the claim is share a {want} share b")
+    return Verdict(word, k_a / n_a - k_b / n_b, (math.nan, math.nan), level, tuple(map(float, sa)),
+                   tuple(map(float, sb)), "Fisher exact", sentence, p_value=p, test="fisher", n=n_a + n_b,
+                   intervals=(ia, ib))
+
+
+def progress_verdict(values: Sequence[float], threshold: float, level: float = 0.95,
+                     claim: str = "mean") -> Verdict:
+    """Decide a claim of progress, mean(values) > ``threshold`` (e.g. the random policy's success rate
+    2^-N), by the exact sign-flip test of values - threshold and the module's rule: ``agrees`` when it
+    shows the mean above, ``differs`` when it shows it below, ``not testable at this profile`` with
+    too few seeds (5 or fewer at 0.95: [0, 0] against 2^-10 is not testable, ten zeros differ).
+    ``interval``: the sign-flip ``level`` interval of the mean; the sentence adds the t interval where
+    the values have spread."""
+    level = _level(level)
+    if not math.isfinite(float(threshold)):
+        raise ValueError(f"threshold must be a finite number, got {threshold}")
+    threshold = float(threshold)
+    v = np.asarray(_values("values", values))
+    alpha = (1.0 - level) / 2.0
+    tol = _noise(v, threshold)
+    flat = float(v.max() - v.min()) <= tol
+    x = np.full(v.size, float(v.mean())) if flat else v
+    p, q = sign_flip_p(x, "greater", threshold), sign_flip_p(x, "less", threshold)
+    word = _decide(p, q, min_p("sign_flip", v.size), alpha)
+    low, high = sign_flip_interval(x, level)
+    estimate = float(v.mean())
+    t_text = "" if flat else "; t interval {} ".format(_fmt_interval(*t_interval(v, level)))
+    sentence = (f"{word}: {claim} = {_fmt(estimate)} over {v.size} seeds, {level:.0%} interval "
+                f"{_fmt_interval(low, high)} (sign flip{t_text.rstrip()}) against the threshold {_fmt(threshold)}, "
+                f"exact one-sided p = {_fmt(p)} (below it: {_fmt(q)}, min p {_fmt(2.0 ** -v.size)})")
+    return Verdict(word, estimate, (low, high), level, tuple(map(float, v)), (), f"sign flip over {v.size} seeds",
+                   sentence, p_value=p, test="sign_flip", n=int(v.size))
+
+
+def _binomial_tail(k: int, n: int, theta: float, direction: str) -> float:
+    """P(X >= k) (``"greater"``) or P(X <= k) for X ~ Binomial(n, theta)."""
+    ks = range(k, n + 1) if direction == "greater" else range(0, k + 1)
+    return float(min(1.0, math.fsum(math.comb(n, j) * theta ** j * (1.0 - theta) ** (n - j) for j in ks)))
+
+
+def share_verdict(k: int, n: int, threshold: float, level: float = 0.95, claim: str = "share of seeds") -> Verdict:
+    """Decide a claim of progress on "k of n seeds" (e.g. seeds that solved a size) with the exact
+    Clopper-Pearson interval of the share: ``agrees`` above ``threshold``, ``differs`` when its top is
+    at or below it, ``not testable at this profile`` when n is too small for any k to do either
+    (5 of 5 cannot show a share above 0.5 at 95%: lower bound 0.478; 0 of 5 not one below it: upper
+    bound 0.522), else ``inconclusive``. ``p_value``: the exact binomial P(X >= k) at the threshold
+    (<= (1 - level) / 2 exactly when the interval lies above it). ``values``: the n per-seed outcomes
+    (k ones, then zeros)."""
+    level = _level(level)
+    low, high = binomial_interval(k, n, level)
+    if not math.isfinite(float(threshold)):
+        raise ValueError(f"threshold must be a finite number, got {threshold}")
+    threshold = float(threshold)
+    if binomial_interval(n, n, level)[0] <= threshold and binomial_interval(0, n, level)[1] > threshold:
+        word = NOT_TESTABLE
+    else:
+        word = "agrees" if low > threshold else "differs" if high <= threshold else "inconclusive"
+    theta = min(max(threshold, 0.0), 1.0)
+    p = _binomial_tail(k, n, theta, "greater")
+    sentence = (f"{word}: {claim} = {k}/{n}, {level:.0%} exact interval [{_fmt(low)}, {_fmt(high)}] against the "
+                f"threshold {_fmt(threshold)}, exact binomial p = {_fmt(p)}")
+    return Verdict(word, k / n, (low, high), level, tuple([1.0] * k + [0.0] * (n - k)), (), "Clopper-Pearson", sentence,
+                   p_value=p, test="binomial", n=n)
