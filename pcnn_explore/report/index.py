@@ -91,7 +91,8 @@ def _record(result, out: Path) -> dict[str, Any]:
 
     return {"name": result.name, "status": result.status, "seconds": float(result.seconds),
             "error": result.error, "failed_cell": result.failed_cell, "html": rel(result.html),
-            "output_dir": rel(result.output_dir), "profile": (result.metrics or {}).get("profile")}
+            "output_dir": rel(result.output_dir), "profile": (result.metrics or {}).get("profile"),
+            "commit": getattr(result, "commit", None)}
 
 
 def _merged_records(results: Sequence, out: Path, merge: bool) -> list[dict[str, Any]]:
@@ -159,6 +160,12 @@ def _figures(summary: Mapping, paper: Mapping, smoke: bool) -> str:
     return ('<table class="fig"><tr><th>quantity</th><th>this run</th><th>paper</th></tr>' + "".join(rows) + "</table>")
 
 
+def _duration(seconds: float) -> str:
+    """Seconds as a reader reads them: "35 s", "9 min 42 s"."""
+    s = int(round(float(seconds)))
+    return f"{s} s" if s < 60 else f"{s // 60} min {s % 60} s"
+
+
 def _section(rec: dict, out: Path) -> tuple[str, str]:
     """(overview row, detail section) of one notebook record."""
     name = rec["name"]
@@ -180,7 +187,8 @@ def _section(rec: dict, out: Path) -> tuple[str, str]:
     status = '<span class="ok">ok</span>' if rec["status"] == "ok" else '<span class="failed">failed</span>'
     row = (f'<tr><td><code>{link}</code></td><td>{_badge(word)}</td>'
            f'<td>{_text(short_claim(name, paper_sentence))}</td>'
-           f'<td class="run">{status}, {rec["seconds"]:.0f} s</td><td>{thumb}</td></tr>')
+           f'<td class="run">{status}, {_duration(rec["seconds"])}'
+           + (f', commit {_text(rec["commit"])}' if rec.get("commit") else "") + f'</td><td>{thumb}</td></tr>')
     claims = claims_of(name, metrics) if rec["status"] == "ok" else []
     if rec["status"] != "ok":
         why = _text(sentence)
@@ -270,7 +278,7 @@ ul.items {{ margin: 0; padding-left: 1.2em; }} span.none {{ color: #999; }}
 <p class="scope">{scope_line} No Atari agent result of the paper is reproduced here: the paper's agents ran
 150M Atari frames; the kit's agent notebooks test its claims on DeepSea at the sizes above.</p>
 {banner}
-<p>{n_ok} of {len(records)} notebooks succeeded; total run time {sum(r["seconds"] for r in records):.0f} s.
+<p>{n_ok} of {len(records)} notebooks succeeded; total run time {_duration(sum(r["seconds"] for r in records))}.
 Verdicts: {tally}</p>
 <p class="legend">The verdict words: {legend}</p>
 <table class="overview"><tr><th>notebook</th><th>verdict</th><th>the claim</th><th>run</th><th>figure</th></tr>

@@ -64,7 +64,7 @@ from pcnn_explore.atomic import write_text_atomic
 from pcnn_explore.profiles import PROFILES, check_profile
 
 __all__ = ["NotebookResult", "find_notebooks", "reproduce", "write_index", "add_arguments", "run_cli",
-           "kernel_options", "DEFAULT_NOTEBOOKS", "DEFAULT_KERNEL"]
+           "kernel_options", "source_commit", "DEFAULT_NOTEBOOKS", "DEFAULT_KERNEL"]
 
 #: the notebooks shipped with the package (package data; the checkout's notebooks/)
 DEFAULT_NOTEBOOKS = resources.notebooks_dir()
@@ -90,6 +90,7 @@ class NotebookResult:
     metrics: dict[str, Any] | None
     error: str | None = None
     failed_cell: int | None = None
+    commit: str | None = None  # the kit's commit that ran it (``+changes``: with uncommitted changes); None: not a checkout
 
     @property
     def ok(self) -> bool:
@@ -167,6 +168,24 @@ def _idle_shutdown_kernel_manager() -> type:
     return _IdleShutdownKernelManager
 
 
+def source_commit() -> str | None:
+    """The short git commit of the checkout the running ``pcnn_explore`` package comes from, with
+    ``+changes`` when its tracked files differ from that commit; None outside a git checkout."""
+    import subprocess
+
+    root = Path(__file__).resolve().parents[2]
+    try:
+        head = subprocess.run(["git", "-C", str(root), "rev-parse", "--short", "HEAD"], capture_output=True,
+                              text=True, timeout=10)
+        if head.returncode != 0:
+            return None
+        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return head.stdout.strip() + ("+changes" if dirty.stdout.strip() else "")
+
+
 def _render_html(executed: Path, target: Path) -> Path:
     import nbformat
     from nbconvert import HTMLExporter
@@ -175,7 +194,7 @@ def _render_html(executed: Path, target: Path) -> Path:
     return write_text_atomic(target, body)
 
 
-def _run_one(notebook: Path, out: Path, profile: str, kernel_name: str) -> NotebookResult:
+def _run_one(notebook: Path, out: Path, profile: str, kernel_name: str, commit: str | None = None) -> NotebookResult:
     import papermill as pm
     from papermill.exceptions import PapermillExecutionError
 
@@ -211,7 +230,7 @@ def _run_one(notebook: Path, out: Path, profile: str, kernel_name: str) -> Noteb
         error = f"{notebook.name}: ran but wrote no metrics.json in output_dir"
     return NotebookResult(name=notebook.stem, status="failed" if error else "ok", seconds=seconds,
                           output_dir=out_dir, executed=executed, html=html_path, metrics=metrics,
-                          error=error, failed_cell=failed_cell)
+                          error=error, failed_cell=failed_cell, commit=commit)
 
 
 def write_index(results: Sequence[NotebookResult], out: str | os.PathLike, profile: str, merge: bool = True) -> Path:
@@ -225,13 +244,15 @@ def write_index(results: Sequence[NotebookResult], out: str | os.PathLike, profi
 
 def reproduce(profile: str = "smoke", only: str | None = None, out: str | os.PathLike | None = None,
               notebooks_dir: str | os.PathLike | None = None, kernel_name: str = DEFAULT_KERNEL,
-              progress: bool = True) -> list[NotebookResult]:
+              progress: bool = True, compact: bool = False) -> list[NotebookResult]:
     """Run the notebooks (see the module docstring) and write ``out/index.html``.
 
     ``out`` defaults to ``output/reproduce-<profile>`` in the current directory. Returns one
     :class:`NotebookResult` per notebook, in order; failures are results, not exceptions. Bad
     arguments (unknown profile, no notebooks, missing kernel, ``out`` is a file) raise before any
-    notebook runs.
+    notebook runs. ``compact``: after each notebook, drop what a shipped report does not need
+    (:func:`pcnn_explore.report.compact.compact_notebook`: its training runs and executed .ipynb; its
+    figures stored with a 256-colour palette). Each record names the commit that ran it.
     """
     from tqdm.auto import tqdm
 
@@ -243,10 +264,15 @@ def reproduce(profile: str = "smoke", only: str | None = None, out: str | os.Pat
     _check_kernel(kernel_name)
     out.mkdir(parents=True, exist_ok=True)
     results: list[NotebookResult] = []
+    commit = source_commit()
     bar = tqdm(notebooks, desc=f"reproduce ({profile})", unit="notebook", disable=not progress)
     for nb in bar:
         bar.set_postfix_str(nb.name)
-        result = _run_one(nb, out, profile, kernel_name)
+        result = _run_one(nb, out, profile, kernel_name, commit)
+        if compact:
+            from pcnn_explore.report.compact import compact_notebook
+
+            compact_notebook(result.output_dir)
         if not result.ok:
             bar.write(f"FAILED {result.error}")
         results.append(result)
@@ -267,13 +293,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--notebooks", metavar="DIR", default=None,
                         help=f"folder holding the NN_*.ipynb notebooks (default: {DEFAULT_NOTEBOOKS})")
     parser.add_argument("--kernel", default=DEFAULT_KERNEL, help="Jupyter kernel name (default: python3)")
+    parser.add_argument("--compact", action="store_true",
+                        help="keep a report small enough to ship: drop each notebook's training runs and executed "
+                             ".ipynb after it ran (its HTML keeps cells and outputs) and store its figures with a "
+                             "256-colour palette")
 
 
 def run_cli(args: argparse.Namespace) -> int:
     import sys
 
     try:
-        results = reproduce(args.profile, args.only, args.out, args.notebooks, args.kernel)
+        results = reproduce(args.profile, args.only, args.out, args.notebooks, args.kernel,
+                            compact=getattr(args, "compact", False))
     except (FileNotFoundError, ValueError) as exc:
         print(f"pcnn-explore reproduce: error: {exc}", file=sys.stderr)
         return 2
