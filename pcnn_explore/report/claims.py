@@ -194,11 +194,17 @@ _SUB = re.compile(
     r"\((?P<test>[^()]+?) over (?P<n>\d+) seeds\)(?P<rest>[^;]*)")
 
 
+def _schedules(text: str) -> str:
+    """The learning-rate schedules' keys in a density notebook's words as the paper writes them:
+    ``inverse_sqrt`` -> ``n^-1/2``, ``inverse`` -> ``n^-1``."""
+    return re.sub(r"\binverse\b", "n^-1", re.sub(r"\binverse_sqrt\b", "n^-1/2", text))
+
+
 def _from_sentence(name: str, sentence: str, paper: str, smoke: bool) -> list[Claim]:
     """The sub-claims a density notebook's verdict sentence names; else the sentence as one claim."""
     found = []
     for m in _SUB.finditer(sentence):
-        q = m["q"].strip()
+        q = _schedules(m["q"].strip())
         unit = re.search(r"\s*\(([^()]+)\)$", q)
         q_words = q[: unit.start()] if unit else q
         number = f"{q_words} = {m['v']}" + (f" {unit.group(1)}" if unit else "") + f", 95% [{m['lo']}, {m['hi']}]"
@@ -206,7 +212,7 @@ def _from_sentence(name: str, sentence: str, paper: str, smoke: bool) -> list[Cl
         if p:
             number += f", p = {p.group(1)}"
         detail = m.group(0).lstrip("; (:").strip()
-        found.append(Claim(m["name"].strip(), "paper", NOT_TESTABLE if smoke else m["word"], number,
+        found.append(Claim(_schedules(m["name"].strip()), "paper", NOT_TESTABLE if smoke else m["word"], number,
                            f"{m['test'].strip()} over {m['n']} seeds", unverdict(detail) if smoke else detail))
     if found:
         return found
