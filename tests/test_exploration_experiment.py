@@ -175,7 +175,7 @@ def test_a_kit_finding_never_counts_as_agreement_with_the_paper():
     assert s["verdict"] == "inconclusive"  # not "agrees", though both kit findings hold
     assert all(f["answer"] not in VERDICTS for f in s["findings"] if f["kind"] == "kit")
     assert [line.split(":")[0] for line in s["lines"] if not line.startswith("  ")] == [
-        "paper", "kit", "kit (the issue's goal, not the paper's claim)", "kit", "kit"]
+        "paper", "kit", "kit, the strict goal", "kit", "kit"]
     # sentences in words, for the report: no Python list or None in them
     assert "late in no seed (N = 10): inconclusive" in s["lines"][0]
     assert any(x.endswith("baselines in none: none") for x in s["lines"])

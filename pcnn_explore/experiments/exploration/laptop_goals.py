@@ -20,9 +20,9 @@ __all__ = ["PAPER_AGENTS", "KIT_AGENTS", "BONUS_AGENTS", "BASELINES", "GOAL_N", 
 PAPER_AGENTS = ("cts_mmc", "pixelcnn_mmc")
 #: the kit's line, decided the same way as a kit finding
 KIT_AGENTS = ("pixelcnn_pos_mmc",)
-BONUS_AGENTS = ("cts_mmc", "pixelcnn_pos_mmc")  # the issue's strict goal (kit): these reach DeepSea's +1 in every seed
+BONUS_AGENTS = ("cts_mmc", "pixelcnn_pos_mmc")  # the kit's strict goal: these reach DeepSea's +1 in every seed
 BASELINES = ("dqn", "dqn_mmc")  # ... and these in none
-GOAL_N = 20  # ... on DeepSea-N with N >= GOAL_N (the issue's goal)
+GOAL_N = 20  # ... on DeepSea-N with N >= GOAL_N (the kit's strict goal)
 #: the paper's claim that notebook 12 decides (metrics.json's ``paper``, shown by the report index)
 PAPER = {"verdict": "the pseudo-count bonus (with MMC) makes DQN explore: it reaches a sparse reward that "
                     "epsilon-greedy DQN does not (hard exploration games), decided on the paper's DQN-CTS and "
@@ -104,7 +104,7 @@ def deep_sea_kit_goal(table: dict[str, dict[int, dict[str, Any]]]) -> dict[str, 
 
 
 def strict_goal(table: dict[str, dict[int, dict[str, Any]]]) -> dict[str, Any]:
-    """The issue's strict goal (kind "kit", not the paper's claim): on DeepSea-N with N >= :data:`GOAL_N`
+    """The kit's strict goal (kind "kit", not the paper's claim): on DeepSea-N with N >= :data:`GOAL_N`
     DQN-CTS and DQN-PixelCNN with the position bias (:data:`BONUS_AGENTS`) reach the goal late in every
     seed, DQN and DQN + MMC in none. ``holds`` (None: no N >= GOAL_N run); ``sizes`` those N;
     ``largest_separated``: the largest N (any size) where that holds (None: no such N)."""

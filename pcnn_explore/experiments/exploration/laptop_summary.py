@@ -45,7 +45,7 @@ def summary(profile: str, table: dict, rooms: dict, maps: "CountMaps") -> dict[s
                  f"DQN does not, the same test: {found['deep_sea_kit']}")
     for n, row in k["seed_tests"].items():
         lines += [f"  N = {n}: {t['sentence']}" for t in row.values()]
-    lines.append(f"kit (the issue's goal, not the paper's claim): at N >= {GOAL_N} DQN-CTS and DQN-PixelCNN "
+    lines.append(f"kit, the strict goal: at N >= {GOAL_N} DQN-CTS and DQN-PixelCNN "
                  f"(position bias) reach the goal late in every seed, DQN and DQN + MMC in none: {found['strict_goal']}")
     for n, row in d["detail"].items():
         lines.append(f"  N = {n}: " + ", ".join(f"{label(v)} {t}" for v, t in row.items()))
