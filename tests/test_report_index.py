@@ -348,3 +348,37 @@ def test_the_first_lines_say_what_the_agent_verdicts_rest_on(tmp_path):
     assert "07: DeepSea-4, 12 episodes (up to 48 agent steps a run), 2 seeds" in first
     assert "12: DeepSea-5, 40 episodes (up to 200 agent steps a run), 1 seed" in first
     assert "No Atari agent result of the paper is reproduced here" in first
+
+
+_STUDY_REPORT = Path(__file__).resolve().parents[1] / "docs" / "study-report"
+
+
+def test_the_shipped_study_report_reads_as_words_with_a_short_top_table():
+    """The report users open (docs/study-report): every notebook in it, the scope first, a top table of
+    at most 25 lines with one row per notebook, and no identifier in its visible text."""
+    page = (_STUDY_REPORT / "index.html").read_text()
+    notebooks = sorted(p.stem for p in (Path(__file__).resolve().parents[1] / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    for name in notebooks:
+        assert f'<section id="{name}">' in page, f"{name} is not in docs/study-report"
+        assert (_STUDY_REPORT / name / "metrics.json").is_file(), name
+    overview = _overview(page)
+    assert len(overview.strip().splitlines()) <= 25 and overview.count("<tr>") == len(notebooks) + 1
+    text = _visible(page)
+    assert not _IDENTIFIER.findall(text), sorted(set(_IDENTIFIER.findall(text)))
+    assert page.index("rest on DeepSea") < page.index('<table class="overview">')  # the scope before any notebook
+    assert "14: DeepSea-10, 12, 14, 16, 20" in text
+    assert "No Atari agent result of the paper is reproduced here" in text
+    assert "Smoke profile" not in text  # every notebook at the study profile
+
+
+def test_learning_rate_schedules_are_named_as_the_paper_writes_them():
+    from pcnn_explore.report.claims import claims_of
+
+    verdict = ("partly over 3 seeds: constant more robust than inverse_sqrt: inconclusive: ln(worst / best) constant - "
+               "inverse_sqrt = -0.675, 95% interval [-2.48, 1.13] (paired t over 3 seeds), one-sided p = 0.124; the claim "
+               "is ln(worst / best) constant - inverse_sqrt < 0; constant more robust than inverse: inconclusive: "
+               "ln(worst / best) constant - inverse = -1.15, 95% interval [-2.84, 0.538] (paired t over 3 seeds), "
+               "one-sided p = 0.0496")
+    claims = claims_of("03_lr_schedules", {"profile": "study", "summary": {"verdict": verdict}})
+    assert [c.claim for c in claims] == ["constant more robust than n^-1/2", "constant more robust than n^-1"]
+    assert claims[0].number.startswith("ln(worst / best) constant - n^-1/2 = -0.675, 95% [-2.48, 1.13]")

@@ -267,10 +267,11 @@ def claims_of(name: str, metrics: Mapping | None) -> list[Claim]:
 
 def scope(metrics_by_name: Mapping[str, Mapping | None]) -> str:
     """One sentence: what the agent verdicts rest on (DeepSea sizes, episodes, agent steps and
-    seeds, from the agent notebooks' ``settings``); "" when no agent notebook is in the run."""
+    seeds, from the agent notebooks' ``settings``, or 14's ``protocol``); "" when no agent notebook
+    is in the run."""
     parts = []
     for name, m in sorted(metrics_by_name.items()):
-        s = (m or {}).get("settings") if isinstance(m, Mapping) else None
+        s = ((m or {}).get("settings") or (m or {}).get("protocol")) if isinstance(m, Mapping) else None
         if not isinstance(s, Mapping):
             continue
         sizes = s.get("sizes", s.get("deep_sea_sizes"))
