@@ -118,13 +118,12 @@ class DQNAgent:
         acts in numpy: same Q-values to a few units in the last place, a tenth of the time; with
         ``learn_step="numpy"``, in the numpy step's own forward (numba, a few microseconds).
         """
-        if self._numpy_step is not None:
-            x = observations[0][None] if len(observations) == 1 else np.stack(observations)
+        if self._numpy_step is None and not self._numpy_act:
+            return self._greedy_torch(observations)
+        x = observations[0][None] if len(observations) == 1 else np.stack(observations)
+        if self._numpy_step is not None:  # the numpy step's own forward (one-hot inputs: a row of W1 each)
             return self._numpy_step.greedy_actions(x)
-        if self._numpy_act:
-            x = observations[0][None] if len(observations) == 1 else np.stack(observations)
-            return self.q.q_values_numpy(x).argmax(axis=1).tolist()
-        return self._greedy_torch(observations)
+        return self.q.q_values_numpy(x).argmax(axis=1).tolist()
 
     @torch.no_grad()
     def _greedy_torch(self, observations) -> list[int]:

@@ -260,11 +260,6 @@ class NumpyMLPStep:
         """(B, C, H, W) uint8 -> (B, D) uint8, contiguous."""
         return np.ascontiguousarray(np.asarray(obs, dtype=np.uint8).reshape(len(obs), -1))
 
-    def q_values(self, obs) -> np.ndarray:
-        """Q-values (B, A) float32 of the online network on obs (B, C, H, W) uint8."""
-        x = self._inputs(obs)
-        return _mlp(_nonzeros(x), len(x), *self.online)[4]
-
     def greedy_actions(self, obs) -> list[int]:
         """argmax_a Q(obs, a) of the online network for each of obs (B, C, H, W) uint8."""
         return _greedy(self._inputs(obs), *self.online).tolist()
