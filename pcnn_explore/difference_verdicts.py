@@ -30,7 +30,7 @@ from pcnn_explore.statistics import (
     t_cdf,
     t_quantile,
 )
-from pcnn_explore.verdict_words import NOT_TESTABLE, Verdict, _decide, _fmt, _fmt_interval
+from pcnn_explore.verdict_words import NOT_TESTABLE, Verdict, _decide, _exact_sentence, _fmt
 from pcnn_explore.exact_verdicts import _sign_flip_verdict, _snap_differences
 
 __all__ = ["difference_verdict", "equivalence_verdict"]
@@ -84,10 +84,7 @@ def _permutation_verdict(a: np.ndarray, b: np.ndarray, direction: str, level: fl
     estimate = float(a.mean() - b.mean())
     estimate = 0.0 if abs(estimate) <= _noise(a, b) else estimate
     method = f"exact permutation ({a.size} and {b.size} seeds, no spread)"
-    want = ">" if direction == "greater" else "<"
-    sentence = (f"{word}: {claim} = {_fmt(estimate)}, {level:.0%} interval {_fmt_interval(low, high)} ({method}), "
-                f"exact one-sided p = {_fmt(p)} (the opposite's {_fmt(q)}, min p {_fmt(smallest)}); "
-                f"the claim is {claim} {want} 0")
+    sentence = _exact_sentence(word, claim, estimate, level, low, high, method, p, q, smallest, direction)
     return Verdict(word, estimate, (low, high), level, tuple(map(float, a)), tuple(map(float, b)), method, sentence,
                    p_value=p, test="permutation", n=int(a.size + b.size))
 

@@ -31,7 +31,7 @@ from pcnn_explore.statistics import (
     sign_flip_p,
     t_interval,
 )
-from pcnn_explore.verdict_words import NOT_TESTABLE, Verdict, _decide, _fmt, _fmt_interval
+from pcnn_explore.verdict_words import NOT_TESTABLE, Verdict, _decide, _exact_sentence, _fmt, _fmt_interval
 
 __all__ = ["paired_verdict", "solved_verdict", "progress_verdict", "share_verdict"]
 
@@ -73,10 +73,7 @@ def _sign_flip_verdict(d: np.ndarray, direction: str, level: float, claim: str, 
     low, high = sign_flip_interval(d, level)
     estimate = float(d.mean())
     method = f"paired sign flip over {n_text}"
-    want = ">" if direction == "greater" else "<"
-    sentence = (f"{word}: {claim} = {_fmt(estimate)}, {level:.0%} interval {_fmt_interval(low, high)} ({method}), "
-                f"exact one-sided p = {_fmt(p)} (the opposite's {_fmt(q)}, min p {_fmt(2.0 ** -d.size)}); "
-                f"the claim is {claim} {want} 0")
+    sentence = _exact_sentence(word, claim, estimate, level, low, high, method, p, q, 2.0 ** -d.size, direction)
     return Verdict(word, estimate, (low, high), level, tuple(map(float, va)), tuple(map(float, vb)), method, sentence,
                    p_value=p, test="sign_flip", n=int(d.size))
 

@@ -93,3 +93,13 @@ def _fmt(x: float) -> str:
 
 def _fmt_interval(low: float, high: float) -> str:
     return f"[{_fmt(low)}, {_fmt(high)}]"
+
+
+def _exact_sentence(word: str, claim: str, estimate: float, level: float, low: float, high: float, method: str,
+                    p: float, q: float, smallest: float, direction: str) -> str:
+    """The sentence of a verdict by an exact one-sided test: the estimate of ``claim`` with its interval
+    and method, the p of the claim's direction, the opposite's ``q`` and the smallest p the test can give."""
+    want = ">" if direction == "greater" else "<"
+    return (f"{word}: {claim} = {_fmt(estimate)}, {level:.0%} interval {_fmt_interval(low, high)} ({method}), "
+            f"exact one-sided p = {_fmt(p)} (the opposite's {_fmt(q)}, min p {_fmt(smallest)}); "
+            f"the claim is {claim} {want} 0")

@@ -7,7 +7,6 @@ import base64
 import io
 import re
 
-import matplotlib
 import numpy as np
 import pytest
 from PIL import Image

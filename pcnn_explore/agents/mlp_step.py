@@ -35,7 +35,6 @@ path for every other network and optimiser.
 """
 from __future__ import annotations
 
-import math
 
 import numba
 import numpy as np

@@ -270,9 +270,10 @@ class TrainConfig(ExperimentSettings):
                                "{scored_frame} next_state "
                                f"(here: bonus {self.bonus}, agent {self.agent}, scored frame {self.scored_frame}): "
                                "set {novelty_epsilon} 0 or change those")
-        if self.learn_step == "numpy" and self._numpy_step_misfit() is not None:
-            raise SettingError(f"{{learn_step}} numpy is the MLP's step with Adam on the CPU for DQN: "
-                               f"{self._numpy_step_misfit()}; set {{learn_step}} torch (or auto)")
+        misfit = self._numpy_step_misfit() if self.learn_step == "numpy" else None
+        if misfit is not None:
+            raise SettingError(f"{{learn_step}} numpy is the MLP's step with Adam on the CPU for DQN: {misfit}; "
+                               "set {learn_step} torch (or auto)")
         self._validate_env_fit()
         if not isinstance(self.device, str) or not (self.device == "cpu" or self.device.startswith("cuda")
                                                      or self.device == "mps"):

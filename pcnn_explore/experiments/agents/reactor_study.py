@@ -76,23 +76,18 @@ Where each part lives (every name stays importable from here, as before):
 """
 from __future__ import annotations
 
-from pcnn_explore.experiments.agents.reactor_lines import LINES, _exploration, _reactor_line, line_labels
+from pcnn_explore.experiments.agents.reactor_lines import LINES, line_labels
 from pcnn_explore.experiments.agents.reactor_settings import (
-    _LONGEST,
-    _STUDY_TEST,
     STUDY_SEEDS,
     ReactorStudySettings,
     settings_for,
 )
-from pcnn_explore.experiments.agents.reactor_runs import _mean_of_known, collect, run, run_traces, run_values, specs
+from pcnn_explore.experiments.agents.reactor_runs import collect, run, run_traces, run_values, specs
 from pcnn_explore.experiments.agents.reactor_claims import (
     CLAIMS,
     NOT_TESTABLE,
     PAPER,
     ReactorClaim,
-    _by_seed,
-    _fields,
-    _words,
     decide,
     kit_overall,
     overall,

@@ -53,8 +53,6 @@ from pcnn_explore.experiments.exploration.count_maps import CountMaps, pseudo_co
 from pcnn_explore.experiments.exploration.laptop_settings import (
     DEEP_SEA_LINES,
     ExplorationSettings,
-    _deep_sea_fields,
-    _specs,
     deep_sea_specs,
     room_specs,
 )
@@ -76,14 +74,8 @@ from pcnn_explore.experiments.exploration.laptop_goals import (
     GOAL_N,
     KINDS,
     KIT_AGENTS,
-    NOT_TESTABLE,
     PAPER,
     PAPER_AGENTS,
-    _check_kinds,
-    _combine,
-    _hard,
-    _reached_tests,
-    _status,
     coverage_goal,
     deep_sea_goal,
     deep_sea_kit_goal,
@@ -105,4 +97,4 @@ __all__ = ["ExplorationSettings", "DeepSeaRun", "label", "deep_sea_specs", "room
            "success_table", "deep_sea_lines", "coverage_table", "map_cells", "deep_sea_goal", "deep_sea_kit_goal",
            "strict_goal", "coverage_goal", "DEEP_SEA_LINES", "PAPER_AGENTS", "KIT_AGENTS", "BONUS_AGENTS",
            "location_goal", "verdict", "findings", "summary", "metrics", "settings_text", "lines_text", "run_cost_line",
-           "SUCCESS_RETURN", "GOAL_N", "KINDS", "PAPER"]
+           "SUCCESS_RETURN", "GOAL_N", "KINDS", "PAPER", "BASELINES"]
