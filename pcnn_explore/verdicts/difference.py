@@ -7,7 +7,7 @@ values, by the decision rule of :mod:`pcnn_explore.verdicts`:
 - :func:`equivalence_verdict`: a claim of no effect within +-margin, two one-sided tests (TOST) at
   alpha each, which is the ``level`` interval lying inside (-margin, margin).
 
-Each returns a :class:`~pcnn_explore.verdict_words.Verdict`.
+Each returns a :class:`~pcnn_explore.verdicts.words.Verdict`.
 """
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from typing import Sequence
 
 import numpy as np
 
-from pcnn_explore.statistics import (
+from pcnn_explore.verdicts.statistics import (
     _direction,
     _invert,
     _level,
@@ -30,8 +30,8 @@ from pcnn_explore.statistics import (
     t_cdf,
     t_quantile,
 )
-from pcnn_explore.verdict_words import NOT_TESTABLE, Verdict, _decide, _exact_sentence, _fmt
-from pcnn_explore.exact_verdicts import _sign_flip_verdict, _snap_differences
+from pcnn_explore.verdicts.words import NOT_TESTABLE, Verdict, _decide, _exact_sentence, _fmt
+from pcnn_explore.verdicts.exact import _sign_flip_verdict, _snap_differences
 
 __all__ = ["difference_verdict", "equivalence_verdict"]
 

@@ -43,23 +43,23 @@ one-line sentence):
 
 :func:`combine_verdicts` is the one rule that combines claim verdicts into a notebook's word.
 The statistics themselves (distributions, intervals of one line, the exact tests) are pure
-functions in :mod:`pcnn_explore.statistics`, importable from here too.
+functions in :mod:`pcnn_explore.verdicts.statistics`, importable from here too.
 :data:`VERDICTS` is the report's vocabulary and :func:`word_of` its one reading, used by
 :mod:`pcnn_explore.report.index`.
 
 Where each part lives (every name stays importable from here, as before):
 
 - the words, :class:`Verdict`, :func:`word_of`, :func:`combine_verdicts` and the decision rule:
-  :mod:`pcnn_explore.verdict_words`;
+  :mod:`pcnn_explore.verdicts.words`;
 - the exact-test verdicts :func:`paired_verdict`, :func:`solved_verdict`, :func:`progress_verdict`,
-  :func:`share_verdict`: :mod:`pcnn_explore.exact_verdicts`;
+  :func:`share_verdict`: :mod:`pcnn_explore.verdicts.exact`;
 - the verdicts on continuous differences :func:`difference_verdict`, :func:`equivalence_verdict`:
-  :mod:`pcnn_explore.difference_verdicts`;
-- the statistics (distributions, intervals, exact tests): :mod:`pcnn_explore.statistics`.
+  :mod:`pcnn_explore.verdicts.difference`;
+- the statistics (distributions, intervals, exact tests): :mod:`pcnn_explore.verdicts.statistics`.
 """
 from __future__ import annotations
 
-from pcnn_explore.statistics import (  # (the statistics stay importable from here, as before)
+from pcnn_explore.verdicts.statistics import (  # (the statistics stay importable from here, as before)
     DIRECTIONS,
     MAX_SIGN_FLIP_N,
     MAX_SPLITS,
@@ -78,7 +78,7 @@ from pcnn_explore.statistics import (  # (the statistics stay importable from he
     t_interval,
     t_quantile,
 )
-from pcnn_explore.verdict_words import (
+from pcnn_explore.verdicts.words import (
     NOT_TESTABLE,
     VERDICT_COLOURS,
     VERDICTS,
@@ -86,13 +86,13 @@ from pcnn_explore.verdict_words import (
     combine_verdicts,
     word_of,
 )
-from pcnn_explore.exact_verdicts import (
+from pcnn_explore.verdicts.exact import (
     paired_verdict,
     progress_verdict,
     share_verdict,
     solved_verdict,
 )
-from pcnn_explore.difference_verdicts import (
+from pcnn_explore.verdicts.difference import (
     difference_verdict,
     equivalence_verdict,
 )

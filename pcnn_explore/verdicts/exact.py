@@ -9,7 +9,7 @@ of :mod:`pcnn_explore.verdicts`:
 - :func:`share_verdict`: "k of n seeds" against a threshold on the exact Clopper-Pearson interval
   (with its exact binomial p).
 
-Each returns a :class:`~pcnn_explore.verdict_words.Verdict`.
+Each returns a :class:`~pcnn_explore.verdicts.words.Verdict`.
 """
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from pcnn_explore.statistics import (
+from pcnn_explore.verdicts.statistics import (
     _direction,
     _finite,
     _level,
@@ -31,7 +31,7 @@ from pcnn_explore.statistics import (
     sign_flip_p,
     t_interval,
 )
-from pcnn_explore.verdict_words import NOT_TESTABLE, Verdict, _decide, _exact_sentence, _fmt, _fmt_interval
+from pcnn_explore.verdicts.words import NOT_TESTABLE, Verdict, _decide, _exact_sentence, _fmt, _fmt_interval
 
 __all__ = ["paired_verdict", "solved_verdict", "progress_verdict", "share_verdict"]
 

@@ -4,8 +4,8 @@
 colour and :func:`word_of` the one reading of a verdict sentence; :class:`Verdict` is a decided claim;
 :func:`combine_verdicts` is the one rule that combines claim verdicts into a notebook's word. The
 decision rule every verdict function applies to its one-sided p values (``_decide``) and the number
-format of their sentences live here too. The verdicts themselves: :mod:`pcnn_explore.exact_verdicts`
-and :mod:`pcnn_explore.difference_verdicts` (all importable from :mod:`pcnn_explore.verdicts`).
+format of their sentences live here too. The verdicts themselves: :mod:`pcnn_explore.verdicts.exact`
+and :mod:`pcnn_explore.verdicts.difference` (all importable from :mod:`pcnn_explore.verdicts`).
 """
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import math
 from dataclasses import dataclass
 from typing import Sequence
 
-from pcnn_explore.statistics import DIRECTIONS
+from pcnn_explore.verdicts.statistics import DIRECTIONS
 
 __all__ = ["VERDICTS", "VERDICT_COLOURS", "NOT_TESTABLE", "word_of", "Verdict", "combine_verdicts"]
 
