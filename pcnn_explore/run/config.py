@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import os
+import sys
 from dataclasses import dataclass, fields
 from typing import Any, ClassVar
 
@@ -73,6 +74,18 @@ def backfill(saved: dict) -> tuple[dict, dict]:
     filled = {name: (value(saved) if callable(value) else value)
               for name, value in SETTINGS_SINCE.items() if name not in saved}
     return {**saved, **filled}, filled
+
+
+def numpy_step_missing() -> str | None:
+    """None where the packages of DQN's numpy learn step (:mod:`pcnn_explore.agents.mlp_step`) are
+    installed, else their names ("numba", "scipy": numba compiles ``np.dot`` with scipy's BLAS), space
+    separated, for ``pip install``. Found with ``importlib.util.find_spec``: nothing is imported."""
+    from importlib.util import find_spec
+
+    return " ".join(name for name in ("numba", "scipy") if find_spec(name) is None) or None
+
+
+_FALLBACK_SAID = []  # the auto learn step's fallback to torch is said once per process
 
 
 def choices() -> dict[str, tuple[str, ...]]:
@@ -201,6 +214,15 @@ class TrainConfig(ExperimentSettings):
                 self.mapping_rule = DEFAULT_MAPPING_RULE if self.mapping_rule is None else self.mapping_rule
         if self.learn_step is None:
             self.learn_step = "numpy" if self._numpy_step_misfit() is None else "torch"
+            missing = numpy_step_missing() if self.learn_step == "numpy" else None
+            if missing is not None:
+                self.learn_step = "torch"
+                if not _FALLBACK_SAID:
+                    _FALLBACK_SAID.append(missing)
+                    print(f"pcnn-explore: warning: {missing.replace(' ', ' and ')} "
+                          f"{'are' if ' ' in missing else 'is'} not installed, so DQN learns with the torch step "
+                          f"(learn_step auto); pip install {missing} gives the numpy step, several times faster on "
+                          "DeepSea's MLP", file=sys.stderr, flush=True)
         self.validate()
 
     def _numpy_step_misfit(self) -> str | None:
@@ -274,6 +296,10 @@ class TrainConfig(ExperimentSettings):
         if misfit is not None:
             raise SettingError(f"{{learn_step}} numpy is the MLP's step with Adam on the CPU for DQN: {misfit}; "
                                "set {learn_step} torch (or auto)")
+        missing = numpy_step_missing() if self.learn_step == "numpy" else None
+        if missing is not None:
+            raise SettingError(f"{{learn_step}} numpy needs {missing.replace(' ', ' and ')}, not installed here: "
+                               f"pip install {missing}, or set {{learn_step}} torch (or auto)")
         self._validate_env_fit()
         if not isinstance(self.device, str) or not (self.device == "cpu" or self.device.startswith("cuda")
                                                      or self.device == "mps"):
