@@ -66,7 +66,11 @@ def test_every_notebook_leaves_executed_notebook_html_and_metrics(full_run):
     assert not (out / "02_broken" / "metrics.json").exists()
     executed = nbformat.read(out / "01_first" / "01_first.ipynb", as_version=4)
     injected = "".join(c.source for c in executed.cells if "injected-parameters" in c.metadata.get("tags", []))
-    assert "profile = \"smoke\"" in injected and str((out / "01_first").resolve()) in injected
+    assert "profile = \"smoke\"" in injected and 'output_dir = "."' in injected
+    # no path of the machine that ran it, in the executed notebook, its HTML or its metrics.json
+    for stem in ("01_first", "03_third"):
+        for f in (f"{stem}.ipynb", f"{stem}.html", "metrics.json"):
+            assert str(out.resolve()) not in (out / stem / f).read_text(), (stem, f)
 
 
 def test_notebooks_run_in_their_output_directory(full_run, fake_notebooks):

@@ -12,6 +12,12 @@
   makes it smaller.
 
 Files are replaced atomically; a figure Pillow cannot read is left as it is.
+
+:func:`relative_paths` takes the path of the machine that ran a notebook out of what it left behind:
+an absolute path ending in the notebook's folder (``/any/where/<notebook>``, the ``output_dir`` an
+older ``pcnn-explore reproduce`` gave the notebook) becomes ``.``, the folder itself, in its HTML,
+executed notebook and ``metrics.json``. ``pcnn-explore reproduce`` now passes ``output_dir = "."``, so
+a new run names no such path in the first place.
 """
 from __future__ import annotations
 
@@ -24,7 +30,7 @@ from pathlib import Path
 
 from pcnn_explore.atomic import atomic_write, write_text_atomic
 
-__all__ = ["compact_notebook", "smaller_png"]
+__all__ = ["compact_notebook", "smaller_png", "relative_paths", "machine_path"]
 
 _EMBEDDED_PNG = re.compile(r"data:image/png;base64,([A-Za-z0-9+/=\s]+)")
 
@@ -58,6 +64,7 @@ def compact_notebook(folder: str | os.PathLike) -> dict[str, int]:
     "after": bytes}`` of the folder."""
     folder = Path(folder)
     before = _size(folder)
+    relative_paths(folder)
     shutil.rmtree(folder / "runs", ignore_errors=True)
     for nb in folder.glob("*.ipynb"):
         if nb.with_suffix(".html").is_file():
@@ -80,6 +87,27 @@ def compact_notebook(folder: str | os.PathLike) -> dict[str, int]:
         if new != text:
             write_text_atomic(page, new)
     return {"before": before, "after": _size(folder)}
+
+
+def machine_path(folder_name: str) -> re.Pattern:
+    """The pattern of an absolute path ending in the folder ``folder_name`` (a notebook's stem):
+    ``/work/study-out/00_pseudo_counts`` in ``"/work/study-out/00_pseudo_counts/metrics.json"``."""
+    return re.compile(r"(?<![\w.~-])/(?:[\w.~+-]+/)*" + re.escape(folder_name) + r"(?![\w.-])")
+
+
+def relative_paths(folder: str | os.PathLike) -> list[Path]:
+    """Replace, in ``folder``'s HTML, .ipynb and metrics.json, every absolute path ending in the
+    folder's own name (:func:`machine_path`) by ``.``; returns the files it changed."""
+    folder = Path(folder)
+    pattern = machine_path(folder.name)
+    changed = []
+    for f in [*folder.glob("*.html"), *folder.glob("*.ipynb"), *folder.glob("metrics.json")]:
+        text = f.read_text(encoding="utf-8")
+        new = pattern.sub(".", text)
+        if new != text:
+            write_text_atomic(f, new)
+            changed.append(f)
+    return changed
 
 
 def _size(folder: Path) -> int:

@@ -3,7 +3,7 @@
 Usage::
 
     pcnn-explore reproduce                          # smoke profile: plumbing check, ~minutes
-    pcnn-explore reproduce --profile study          # CPU-scale results (up to ~20 min a notebook)
+    pcnn-explore reproduce --profile study          # CPU-scale results (6 s to 24 min a notebook, 2 cores)
     pcnn-explore reproduce --profile paper --out runs/paper   # the paper's budgets (GPU)
     pcnn-explore reproduce --only 03                # only notebooks whose name contains "03"
     pcnn-explore reproduce --only "0[1-3]_*"        # or a glob on the file name
@@ -11,7 +11,8 @@ Usage::
 Every ``NN_*.ipynb`` notebook shipped with the package (``notebooks/`` in a checkout; two digits,
 an underscore, a name) runs in order with papermill (kernel ``python3``, working directory
 ``OUT/<notebook stem>``, so nothing is written beside the notebooks), with the injected parameters
-``profile`` and ``output_dir = OUT/<notebook stem>``. For each notebook the command writes, in
+``profile`` and ``output_dir = "."`` (that folder, written relative so that no path of the machine
+that ran it lands in the notebook, its HTML or its ``metrics.json``). For each notebook the command writes, in
 ``OUT/<stem>/``: the executed notebook ``<stem>.ipynb``, its HTML rendering ``<stem>.html``, and
 whatever the notebook writes there itself (``metrics.json``, figures). ``OUT/index.html``
 says at a glance which of the paper's claims the run reproduced: a coloured verdict per notebook
@@ -70,6 +71,11 @@ __all__ = ["NotebookResult", "find_notebooks", "reproduce", "write_index", "add_
 DEFAULT_NOTEBOOKS = resources.notebooks_dir()
 DEFAULT_KERNEL = "python3"
 _NOTEBOOK_NAME = re.compile(r"^\d\d_.+\.ipynb$")
+#: the ``output_dir`` every notebook is given: its working directory, ``OUT/<notebook stem>``, written
+#: relative so that the executed notebook, its HTML and its metrics.json name no path of the machine
+OUTPUT_DIR = "."
+#: the measured study times of docs/study-report (2 CPU cores): the shortest and longest notebook, all 15
+STUDY_TIMES = "6 s to 24 min a notebook on 2 CPU cores, 1 h 49 min for all 15 (docs/study-report)"
 
 
 @dataclasses.dataclass
@@ -186,6 +192,18 @@ def source_commit() -> str | None:
     return head.stdout.strip() + ("+changes" if dirty.stdout.strip() else "")
 
 
+def _name_paths_relative(executed: Path, notebook: Path) -> None:
+    """The executed notebook's papermill record names its input and output by file name, not by the
+    absolute paths of the machine that ran it."""
+    import nbformat
+
+    nb = nbformat.read(executed, as_version=4)
+    record = nb.metadata.get("papermill")
+    if isinstance(record, dict) and (record.get("input_path") or record.get("output_path")):
+        record["input_path"], record["output_path"] = notebook.name, executed.name
+        write_text_atomic(executed, nbformat.writes(nb))
+
+
 def _render_html(executed: Path, target: Path) -> Path:
     import nbformat
     from nbconvert import HTMLExporter
@@ -206,7 +224,7 @@ def _run_one(notebook: Path, out: Path, profile: str, kernel_name: str, commit: 
     start = time.perf_counter()
     try:
         pm.execute_notebook(str(notebook), str(executed), kernel_name=kernel_name,
-                            parameters={"profile": profile, "output_dir": str(out_dir)},
+                            parameters={"profile": profile, "output_dir": OUTPUT_DIR},
                             cwd=str(out_dir), progress_bar=False, log_output=False, **kernel_options())
     except PapermillExecutionError as exc:
         failed_cell = exc.exec_count
@@ -217,6 +235,7 @@ def _run_one(notebook: Path, out: Path, profile: str, kernel_name: str, commit: 
     html_path = None
     if executed.is_file():
         try:
+            _name_paths_relative(executed, notebook)
             html_path = _render_html(executed, out_dir / f"{notebook.stem}.html")
         except Exception as exc:
             error = error or f"{notebook.name}: HTML rendering failed: {type(exc).__name__}: {exc}"
@@ -285,7 +304,7 @@ def reproduce(profile: str = "smoke", only: str | None = None, out: str | os.Pat
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--profile", choices=PROFILES, default="smoke",
                         help="smoke: plumbing check in seconds per notebook (default); study: CPU-scale "
-                             "results, up to ~20 min per notebook; paper: the paper's budgets (GPU)")
+                             f"results, {STUDY_TIMES}; paper: the paper's budgets (GPU)")
     parser.add_argument("--only", metavar="PATTERN", default=None,
                         help="run only notebooks whose file name contains PATTERN (or matches it as a glob)")
     parser.add_argument("--out", metavar="DIR", default=None,
