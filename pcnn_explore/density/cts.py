@@ -27,10 +27,10 @@ of uniform distributions is uniform), so queries never allocate. Nodes live in f
 """
 from __future__ import annotations
 
-import numba
 import numpy as np
 
 from pcnn_explore.density.base import check_frames, check_sample_args, check_shape_args
+from pcnn_explore.jit import njit
 
 DEPTH = 4  # context order: left, up, up-left, up-right
 _NO_CHILD = -1
@@ -41,7 +41,7 @@ _NO_CHILD = -1
 # --------------------------------------------------------------------------------------------
 
 
-@numba.njit(cache=True, inline="always")
+@njit(inline="always")
 def _context(frame, i, j, d):
     """Symbol of the d-th context neighbour of pixel (i, j): left, up, up-left, up-right."""
     h, w = frame.shape
@@ -54,7 +54,7 @@ def _context(frame, i, j, d):
     return frame[i - 1, j + 1] if (i > 0 and j + 1 < w) else 0
 
 
-@numba.njit(cache=True)
+@njit()
 def _pixel_prob(frame, i, j, root, symbol, counts, totals, stay, children, levels, path):
     """P(symbol | context of (i, j)) under the tree rooted at ``root``; ``path`` is scratch."""
     path[0] = root
@@ -79,7 +79,7 @@ def _pixel_prob(frame, i, j, root, symbol, counts, totals, stay, children, level
     return p
 
 
-@numba.njit(cache=True)
+@njit()
 def _frame_pixel_log_probs(frames, tree_of, roots, counts, totals, stay, children, levels, out):
     """out[b, i, j] = log P(frames[b, i, j] | context) for every frame of a batch; no training."""
     nb, h, w = frames.shape
@@ -92,7 +92,7 @@ def _frame_pixel_log_probs(frames, tree_of, roots, counts, totals, stay, childre
                 out[b, i, j] = np.log(_pixel_prob(f, i, j, root, f[i, j], counts, totals, stay, children, levels, path))
 
 
-@numba.njit(cache=True)
+@njit()
 def _frame_log_probs(frames, tree_of, roots, counts, totals, stay, children, levels):
     """log rho(x) of each frame: per-pixel logs summed in raster order (as ``update`` sums)."""
     nb, h, w = frames.shape
@@ -109,7 +109,7 @@ def _frame_log_probs(frames, tree_of, roots, counts, totals, stay, children, lev
     return out
 
 
-@numba.njit(cache=True)
+@njit()
 def _update_pixel(frame, i, j, root, alpha, counts, totals, stay, children, n_nodes, levels, path, est, mix):
     """Train the tree at ``root`` on pixel (i, j) of ``frame``; create missing path nodes.
 
@@ -162,7 +162,7 @@ def _update_pixel(frame, i, j, root, alpha, counts, totals, stay, children, n_no
     return p_before, p, n_nodes
 
 
-@numba.njit(cache=True)
+@njit()
 def _update_location_dependent(frame, roots, tree_updates, counts, totals, stay, children, n_nodes, levels):
     """One CTS per pixel: train every pixel's tree once; return (log rho, log rho', n_nodes).
 
@@ -185,7 +185,7 @@ def _update_location_dependent(frame, roots, tree_updates, counts, totals, stay,
     return log_rho, log_rho_prime, n_nodes
 
 
-@numba.njit(cache=True)
+@njit()
 def _update_shared(frame, root, tree_updates, counts, totals, stay, children, n_nodes, levels):
     """One CTS shared by all pixels: train it on every pixel in raster order; return n_nodes."""
     h, w = frame.shape
@@ -199,7 +199,7 @@ def _update_shared(frame, root, tree_updates, counts, totals, stay, children, n_
     return n_nodes
 
 
-@numba.njit(cache=True)
+@njit()
 def _sample(uniforms, tree_of, roots, counts, totals, stay, children, levels):
     """Ancestral sampling in raster order by inverse CDF on pre-drawn uniforms (n, H, W)."""
     n, h, w = uniforms.shape

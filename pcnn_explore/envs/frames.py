@@ -25,8 +25,9 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-import numba
 import numpy as np
+
+from pcnn_explore.jit import njit
 
 DENSITY_HEIGHT = 42
 DENSITY_WIDTH = 42
@@ -84,7 +85,7 @@ def _area_taps(n_in: int, n_out: int) -> tuple[np.ndarray, np.ndarray]:
     return idx, wts
 
 
-@numba.njit(cache=True)
+@njit()
 def _density_levels(rgb, row_idx, row_w, col_idx, col_w, divisor, top):
     """Exact integer luma + area resize + quantisation in one compiled pass.
 
