@@ -329,7 +329,10 @@ def grid_path(name: str) -> Path:
 
 def load_grid(path: str | Path) -> Grid:
     """A :class:`Grid` from a TOML file (keys: :data:`GRID_KEYS`); SweepError names a bad key or value."""
-    import tomllib
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10: the same parser, as a package (declared for it in pyproject.toml)
+        import tomli as tomllib
 
     p = grid_path(str(path))
     try:
