@@ -30,7 +30,7 @@ class TrainResult:
     checkpoint: str
     solved_episode: int | None = None  # stop_when_solved: the first episode (1-based) at which bsuite's rule held
     solved_step: int | None = None  # stop_when_solved: the agent step at which that episode ended
-    ran_past: bool = False  # stop_when_solved: the run had trained on past the stop point before (the flag off then)
+    ran_past: bool = False  # stop_when_solved: the run had trained on past the stop point's vector step before this call (the flag off then)
     bsuite_solved_episode: int | None = None  # stop_when_solved: the first of bsuite's logged episodes where it held (the stop)
 
     def solved_note(self, steps: int | None = None) -> str | None:
@@ -87,5 +87,5 @@ def result_of(cfg, step: int, clock: RunClock | None = None, watch=None) -> Trai
                        checkpoint=str(Path(cfg.out_dir) / CHECKPOINT),
                        solved_episode=watch.solved_at if solved else None,
                        solved_step=watch.solved_step if solved else None,
-                       ran_past=bool(solved and watch.episodes > watch.bsuite_solved_at),
+                       ran_past=bool(solved and watch.trained_past(step)),
                        bsuite_solved_episode=watch.bsuite_solved_at if solved else None)

@@ -71,6 +71,13 @@ class SolveWatch:
             watch.bsuite_solved_step = int(ends[watch.bsuite_solved_at - 1])
         return watch
 
+    def trained_past(self, step: int) -> bool:
+        """Whether a run at agent step ``step`` had trained on past the vector step that reached
+        bsuite's solve point (``bsuite_solved_step``): only a run that went on with ``stop_when_solved``
+        off does. Several envs may end episodes in the vector step that reaches it, so the episode
+        count may pass ``bsuite_solved_at`` in that same step: the step, not the count, tells."""
+        return self.bsuite_solved_step is not None and step > self.bsuite_solved_step
+
     def add(self, episode_return: float, step: int | None = None) -> None:
         """Count one complete episode (its extrinsic return), which ended at agent step ``step``."""
         self.episodes += 1
