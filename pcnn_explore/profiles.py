@@ -1,7 +1,8 @@
 """Run profiles shared by every experiment: ``smoke``, ``study`` and ``paper``.
 
 - ``smoke``: seconds, for tests and CI. Numbers are plumbing checks, not results.
-- ``study``: at most about 20 minutes per notebook on 2 CPU cores, large enough to show the finding.
+- ``study``: large enough to show the finding, on 2 CPU cores: 6 s to 24 min a notebook, 1 h 49 min for
+  all 15 (measured: docs/study-report/README.md).
 - ``paper``: the paper's budgets (frames, seeds), meant for a GPU.
 
 Each experiment declares a settings dataclass deriving from :class:`ExperimentSettings` with a
