@@ -9,6 +9,9 @@ DIR with the settings stored in its checkpoint (``--env`` and the rest not neede
 agree with them, except those a resume may change, such as ``--steps``). ``--check`` makes every
 check a run makes before it builds anything (the settings, ``--out``, a checkpoint to resume, the
 device), prints the resolved settings and stops with status 0: nothing is built or written.
+``--line NAME`` takes the settings of a named line of :mod:`pcnn_explore.experiments.agents.lines`
+(``paper_cts``, ``kit``, ...; printed at the start, and by ``--check``); a flag given beside it
+overrides that one setting (every flag's default is None, so a flag left out is told from one given).
 """
 from __future__ import annotations
 
@@ -23,11 +26,12 @@ import textwrap
 import threading
 from dataclasses import fields
 from functools import lru_cache
+from typing import Any
 
 from pcnn_explore.checks import AUTO, FLAG_ALIASES, SettingError, arg_type, flag
 from pcnn_explore.run.config import INT_LOWS, NUMBER_RANGES, TrainConfig, choices
 
-__all__ = ["add_arguments", "run_cli", "field_help", "config_from_args"]
+__all__ = ["add_arguments", "run_cli", "field_help", "config_from_args", "line_settings", "describe_line"]
 
 _REQUIRED = ("out_dir",)  # --env too, unless --resume (the checkpoint holds it)
 _PROG = "pcnn-explore train"
@@ -72,16 +76,53 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         if f.name == "profile":  # default None, not "study": with --resume an unset --profile is the checkpoint's
             kw.update(help=f"{kw['help']} (default: study; with --resume: the checkpoint's)")
         parser.add_argument(*names, **kw)
+    parser.add_argument("--line", metavar="NAME",
+                        help="a named line of pcnn_explore.experiments.agents.lines (dqn, dqn_mmc, paper_cts, "
+                             "paper_pixelcnn, kit, kit_novelty, ...): its settings (printed at the start), each "
+                             "overridden by a flag given beside it")
     parser.add_argument("--resume", action="store_true", help="continue the run in --out from its checkpoint")
     parser.add_argument("--no-progress", action="store_true", help="hide the settings and the progress bar")
     parser.add_argument("--check", action="store_true",
                         help="check the settings and --out as a run would, print the settings and stop (writes nothing)")
 
 
+def line_settings(name: str) -> tuple[str, dict[str, Any]]:
+    """(label, TrainConfig fields) of the named line ``name`` of
+    :data:`pcnn_explore.experiments.agents.lines.LINES`: its variant's fields (``bonus``, ``mmc_beta``,
+    ...), then the settings the line states. SettingError naming the known lines for another name."""
+    from pcnn_explore.experiments.agents.lines import LINES
+    from pcnn_explore.run.variants import variant_overrides
+
+    if name not in LINES:
+        raise SettingError(f"unknown --line {name!r}: choose one of {', '.join(LINES)}")
+    line = LINES[name]
+    return line.display, {**variant_overrides(line.variant), **dict(line.overrides)}
+
+
+def describe_line(args: argparse.Namespace) -> str | None:
+    """One line naming ``--line`` and the settings it resolved to, a flag given beside it marked as
+    overriding the line's value (None: no ``--line``)."""
+    if getattr(args, "line", None) is None:
+        return None
+    label, settings = line_settings(args.line)
+    shown = []
+    for name, value in settings.items():
+        given = getattr(args, name)
+        if given is None:
+            shown.append(f"{name}={value}")
+        else:
+            shown.append(f"{name}={given} ({flag(name)} given; the line's {value})")
+    return f"line {args.line} ({label}): " + " ".join(shown)
+
+
 def config_from_args(args: argparse.Namespace, stored: dict | None = None) -> TrainConfig:
     """The TrainConfig the parsed flags ask for: the profile's preset (``study`` unless given), then
-    every flag given; with ``stored`` (a checkpoint's settings), those settings, then every flag given."""
+    the settings of ``--line`` (if given, :func:`line_settings`), then every flag given; with
+    ``stored`` (a checkpoint's settings), those settings, then the line's, then every flag given."""
     values = {f.name: getattr(args, f.name) for f in fields(TrainConfig)}
+    if getattr(args, "line", None) is not None:  # a flag given beside the line overrides that one setting
+        _, settings = line_settings(args.line)
+        values.update({k: v for k, v in settings.items() if values[k] is None})
     if stored is not None:
         given = {k: (None if v == AUTO else v) for k, v in values.items() if v is not None}
         return TrainConfig(**{**{k: stored[k] for k in values if k in stored}, **given})
@@ -126,6 +167,9 @@ def _run(args: argparse.Namespace) -> int:
         return _fail(e.for_cli())
     except (ValueError, TypeError, OSError) as e:
         return _fail(str(e))
+    line = describe_line(args)
+    if line is not None:
+        print(line, flush=True)
     if args.check:
         return _report_check(cfg, start)
     if start.finished:
