@@ -21,16 +21,19 @@ class RunLogger:
     def __init__(self, cfg, step: int, resumed: bool, traces: bool, progress: bool, with_bonus: bool, device):
         out = Path(cfg.out_dir)
         self.with_bonus = with_bonus
-        self.traces = TraceLog(out, step) if traces else None
-        self.log = CsvLog(out / "log.csv")
-        self.tb = tensorboard_writer(out, cfg.tensorboard, step if resumed else None)
-        self.bar = None
-        if progress:
-            from tqdm.auto import tqdm
+        self.traces = self.log = self.tb = self.bar = None
+        with contextlib.ExitStack() as opened:  # a later one that fails to open closes those opened before
+            opened.callback(self.close)
+            self.traces = TraceLog(out, step) if traces else None
+            self.log = CsvLog(out / "log.csv")
+            self.tb = tensorboard_writer(out, cfg.tensorboard, step if resumed else None)
+            if progress:
+                from tqdm.auto import tqdm
 
-            self.bar = tqdm(total=cfg.steps, initial=step, unit="step", desc=f"{cfg.env} {cfg.bonus}",
-                            dynamic_ncols=True)
-        self.window_stats = WindowStats(device, step)
+                self.bar = tqdm(total=cfg.steps, initial=step, unit="step", desc=f"{cfg.env} {cfg.bonus}",
+                                dynamic_ncols=True)
+            self.window_stats = WindowStats(device, step)
+            opened.pop_all()
 
     def learned(self, step: int, loss, episode_stats, traces: dict | None) -> None:
         """A gradient step at agent step ``step``: its TD loss goes with ``episode_stats`` (env 0's
@@ -67,7 +70,8 @@ class RunLogger:
             self.traces.sync()
 
     def close(self) -> None:
-        with contextlib.ExitStack() as stack:  # each even if another fails
+        """Close every log opened (each even if another fails)."""
+        with contextlib.ExitStack() as stack:
             for closable in (self.log, self.traces, self.tb, self.bar):
                 if closable is not None:
                     stack.callback(closable.close)

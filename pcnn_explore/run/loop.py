@@ -24,11 +24,12 @@ Checkpoints fall between vector steps. Files written: see :mod:`pcnn_explore.run
 module to open: the run's state and its checkpoints (:mod:`~pcnn_explore.run.state`), the folder
 taken and its lock (:meth:`pcnn_explore.run.resume.Resume.claim`, :mod:`~pcnn_explore.run.lock`),
 bsuite's solve rule (:mod:`~pcnn_explore.run.solve`), the logs (:mod:`~pcnn_explore.run.logger`),
-Ctrl-C (:mod:`~pcnn_explore.run.interrupt`), the end of a run (:mod:`~pcnn_explore.run.closing`)
+Ctrl-C and SIGTERM (:mod:`~pcnn_explore.run.interrupt`), the end of a run (:mod:`~pcnn_explore.run.closing`)
 and what it returns (:mod:`~pcnn_explore.run.result`).
 """
 from __future__ import annotations
 
+import contextlib
 import math
 import random
 from pathlib import Path
@@ -37,12 +38,12 @@ import numpy as np
 import torch
 
 from pcnn_explore.envs import auto_network
-from pcnn_explore.run.closing import close_run
+from pcnn_explore.run.closing import RunClosing
 from pcnn_explore.run.config import TrainConfig
 from pcnn_explore.run.envs import make_pool
 from pcnn_explore.run.interrupt import Abort, CtrlC, RunInterrupted
 from pcnn_explore.run.learners import make_learner
-from pcnn_explore.run.lock import RunLock
+from pcnn_explore.run.lock import RunLock, check_platform
 from pcnn_explore.run.logger import RunLogger
 from pcnn_explore.run.metrics import crossed
 from pcnn_explore.run.result import RunClock, TrainResult, result_of
@@ -96,14 +97,18 @@ def build(cfg: TrainConfig):
     random.seed(cfg.seed)
     np.random.seed(cfg.seed % 2**32)
     torch.manual_seed(cfg.seed)
-    envs = make_pool(cfg)
-    obs_shape, n_actions = envs.observation_space.shape, int(envs.action_space.n)
-    stack = cfg.frame_stack if cfg.frame_stack is not None else (4 if is_atari(cfg.env) else 1)
-    learner = make_learner(cfg, obs_shape, n_actions, stack)
-    bonus = None
-    if cfg.bonus != "none":
-        model = make_density(cfg.bonus, *density_shape(cfg.env), lr=cfg.density_lr, device=cfg.device, seed=cfg.seed)
-        bonus = PseudoCountBonus(model, scale=cfg.pg_scale, schedule=cfg.pg_schedule, beta=cfg.bonus_scale)
+    with contextlib.ExitStack() as opened:  # the envs closed again if what follows fails
+        envs = make_pool(cfg)
+        opened.callback(envs.close)
+        obs_shape, n_actions = envs.observation_space.shape, int(envs.action_space.n)
+        stack = cfg.frame_stack if cfg.frame_stack is not None else (4 if is_atari(cfg.env) else 1)
+        learner = make_learner(cfg, obs_shape, n_actions, stack)
+        bonus = None
+        if cfg.bonus != "none":
+            model = make_density(cfg.bonus, *density_shape(cfg.env), lr=cfg.density_lr, device=cfg.device,
+                                 seed=cfg.seed)
+            bonus = PseudoCountBonus(model, scale=cfg.pg_scale, schedule=cfg.pg_schedule, beta=cfg.bonus_scale)
+        opened.pop_all()
     return envs, learner, bonus
 
 
@@ -113,12 +118,15 @@ def train(cfg: TrainConfig, resume: bool = False, progress: bool = True) -> Trai
     Raises ValueError before any work (and touching nothing) when ``out_dir`` already holds a run
     and ``resume`` is False, when there is nothing readable to resume (a checkpoint whose checksum
     does not match included), when resuming with other settings, or when another process runs in
-    ``out_dir`` (:mod:`pcnn_explore.run.lock`: the folder is locked for the whole run). A resumed
+    ``out_dir`` (:mod:`pcnn_explore.run.lock`: the folder is locked for the whole run), and on
+    Windows (RunError naming WSL 2: the lock is POSIX's). A resumed
     run that already did ``cfg.steps`` returns its result and changes nothing.
     ``progress`` prints the settings and shows a progress bar. Ctrl-C (SIGINT, where Python's own
-    handler is in place) takes a checkpoint at the step reached and raises :class:`RunInterrupted`
-    (a KeyboardInterrupt: ``train(cfg, resume=True)`` continues exactly); a second stops at once.
+    handler is in place) or SIGTERM (where its default action is in place) takes a checkpoint at
+    the step reached and raises :class:`RunInterrupted` (a KeyboardInterrupt: ``train(cfg,
+    resume=True)`` continues exactly); a second Ctrl-C stops at once.
     """
+    check_platform()  # (Windows: one line naming WSL 2, before anything)
     if not isinstance(cfg, TrainConfig):
         raise TypeError(f"cfg must be a TrainConfig (TrainConfig.preset(profile, ...)), got {type(cfg).__name__}")
     cfg.validate()
@@ -133,10 +141,12 @@ def train(cfg: TrainConfig, resume: bool = False, progress: bool = True) -> Trai
 
 def run_loop(cfg: TrainConfig, start: Resume, progress: bool = True, lock: RunLock | None = None) -> TrainResult:
     """The loop itself, from the start point :func:`open_run` found: :func:`vector_step` until the
-    budget (``cfg.steps``), bsuite's solve rule (``stop_when_solved``) or Ctrl-C ends it, with a
-    checkpoint every ``checkpoint_interval`` agent steps and at the end. The folder is locked
+    budget (``cfg.steps``), bsuite's solve rule (``stop_when_solved``), Ctrl-C or SIGTERM ends it,
+    with a checkpoint every ``checkpoint_interval`` agent steps and at the end. The folder is locked
     (``lock``, else one of its own) from the first write to the end; a checkpoint is written only
-    while this run still owns the folder."""
+    while this run still owns the folder. Whatever fails after the envs are built (the folder
+    taken, a log, TensorBoard), everything opened is closed and the folder given up
+    (:class:`~pcnn_explore.run.closing.RunClosing`)."""
     if start.finished:
         return result_of(cfg, start.step)
     watch = SolveWatch.for_run(cfg, start.saved)  # bsuite's rule, followed on every DeepSea run
@@ -145,18 +155,25 @@ def run_loop(cfg: TrainConfig, start: Resume, progress: bool = True, lock: RunLo
     lock = lock if lock is not None else RunLock(cfg.out_dir)
     if cfg.num_threads:
         torch.set_num_threads(cfg.num_threads)
-    envs, learner, bonus = build(cfg)  # before the folder: a setting the env refuses leaves nothing written
-    state = RunState.restore(cfg, start.saved, envs, learner, bonus, watch)
-    start.claim(lock, cfg, state.step, envs)  # the folder locked, its log cut back to the checkpoint
-    state.start_episodes(cfg, envs, learner.device)
-    if progress:
-        print(describe(cfg), flush=True)
-    logger = RunLogger(cfg, state.step, start.saved is not None, learner.logs_traces, progress, bonus is not None,
-                       learner.device)
-    checkpointer = Checkpointer(cfg, lock, learner, bonus, logger, _shapes(cfg, envs), state.step)
-    scorer = BonusScorer.for_run(cfg, bonus)
-    clock, ctrl_c, stopped, at_once = RunClock(state.step), CtrlC().install(), False, False
+    ctrl_c = CtrlC()
+    closing = RunClosing(ctrl_c)  # from here on, whatever fails closes all that was opened and frees the folder
+    stopped = at_once = False
     try:
+        envs, learner, bonus = build(cfg)  # before the folder: a setting the env refuses leaves nothing written
+        closing.add(envs)
+        state = RunState.restore(cfg, start.saved, envs, learner, bonus, watch)
+        closing.hold(lock)
+        start.claim(lock, cfg, state.step, envs)  # the folder locked, its log cut back to the checkpoint
+        state.start_episodes(cfg, envs, learner.device)
+        if progress:
+            print(describe(cfg), flush=True)
+        logger = closing.add(RunLogger(cfg, state.step, start.saved is not None, learner.logs_traces, progress,
+                                       bonus is not None, learner.device))
+        checkpointer = Checkpointer(cfg, lock, learner, bonus, logger, _shapes(cfg, envs), state.step)
+        closing.writer(checkpointer.writer)
+        scorer = closing.add(BonusScorer.for_run(cfg, bonus))
+        clock = RunClock(state.step)
+        ctrl_c.install()
         while state.step < cfg.steps:
             vector_step(cfg, state, envs, learner, scorer, logger, clock)
             solved = cfg.stop_when_solved and watch.bsuite_solved_at is not None
@@ -164,7 +181,7 @@ def run_loop(cfg: TrainConfig, start: Resume, progress: bool = True, lock: RunLo
                 checkpointer.save(state)
             if solved:
                 break
-            if ctrl_c.asked and state.step < cfg.steps:  # (Ctrl-C: the vector step is whole; checkpoint here)
+            if ctrl_c.asked and state.step < cfg.steps:  # (Ctrl-C or SIGTERM: the vector step is whole; checkpoint here)
                 if checkpointer.last != state.step:
                     checkpointer.save(state)
                 stopped = True
@@ -172,9 +189,10 @@ def run_loop(cfg: TrainConfig, start: Resume, progress: bool = True, lock: RunLo
     except Abort:  # Ctrl-C twice: stop at once
         at_once = True
     finally:
-        at_once = close_run(lock, checkpointer.writer, ctrl_c, (scorer, logger, envs)) or at_once
+        at_once = closing.close() or at_once
     if at_once or stopped:
-        raise RunInterrupted.of_run(Path(cfg.out_dir), state.step, cfg.steps, at_once, checkpointer.writer)
+        raise RunInterrupted.of_run(Path(cfg.out_dir), state.step, cfg.steps, at_once, checkpointer.writer,
+                                    ctrl_c.signum)
     return result_of(cfg, state.step, clock, watch)
 
 
