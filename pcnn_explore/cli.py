@@ -8,12 +8,19 @@ Each sub-command lives in its own module, which provides two functions:
 - ``run_cli(args: argparse.Namespace) -> int`` (the exit status)
 
 The modules are imported only when their sub-command runs, so ``--help`` stays fast.
+
+``train`` and ``sweep`` take SIGTERM (a scheduler's stop) as they take Ctrl-C: a run checkpoints at
+the step reached and the command ends with one line and exit status 143 (130 for Ctrl-C). On
+Windows they refuse at once, in one line that names WSL 2 (the run lock is POSIX's ``flock``).
 """
 from __future__ import annotations
 
 import argparse
 import importlib
 import sys
+
+#: sub-commands that run training: SIGTERM stops them as Ctrl-C does; refused on Windows
+RUNS = ("train", "sweep")
 
 #: sub-command -> (module, one-line help)
 COMMANDS = {
@@ -42,7 +49,17 @@ def main(argv: list[str] | None = None) -> int:
         if argv[:1] == [name]:
             importlib.import_module(module).add_arguments(p)
     args = parser.parse_args(argv)
-    return int(importlib.import_module(args._module).run_cli(args) or 0)
+    if args.command not in RUNS:
+        return int(importlib.import_module(args._module).run_cli(args) or 0)
+    from pcnn_explore.run.interrupt import sigterm_as_interrupt
+    from pcnn_explore.run.lock import PLATFORM_REFUSAL
+
+    if sys.platform == "win32" and not getattr(args, "report", None):  # (sweep --report only reads and writes files)
+        print(f"{parser.prog} {args.command}: error: {PLATFORM_REFUSAL}", file=sys.stderr)
+        return 2
+    with sigterm_as_interrupt() as stop:
+        status = int(importlib.import_module(args._module).run_cli(args) or 0)
+    return 143 if status == 130 and stop.received else status  # (stopped by SIGTERM: 128 + 15)
 
 
 if __name__ == "__main__":

@@ -12,6 +12,9 @@ this one stops without writing (:class:`~pcnn_explore.checks.RunError`).
 
 The lock is per process and re-entrant: code that already holds a folder (a sweep trial clearing
 what a dead attempt left) can call ``train`` on it, which then holds it as well.
+
+``flock`` is POSIX: on Windows (no ``fcntl``) a run is refused before anything is written, in one
+line that names WSL 2 (:func:`check_platform`).
 """
 from __future__ import annotations
 
@@ -19,6 +22,7 @@ import errno
 import json
 import os
 import socket
+import sys
 import threading
 import time
 import uuid
@@ -27,7 +31,11 @@ from typing import Callable
 
 from pcnn_explore.checks import RunError
 
-__all__ = ["LOCK", "RunLock", "holder", "probe"]
+__all__ = ["LOCK", "RunLock", "holder", "probe", "check_platform", "PLATFORM_REFUSAL"]
+
+#: why a run cannot start on Windows, and what to do instead
+PLATFORM_REFUSAL = ("pcnn-explore runs on Linux and macOS; on Windows use WSL 2 (in PowerShell: wsl --install, "
+                    "then install and run pcnn-explore inside the Linux it gives)")
 
 LOCK = "run.lock"
 _HELD: dict[str, "_Hold"] = {}  # real path of a folder -> this process's hold on it
@@ -37,6 +45,13 @@ _GUARD = threading.Lock()
 class _Hold:
     def __init__(self, fd: int, attempt: str):
         self.fd, self.attempt, self.depth = fd, attempt, 1
+
+
+def check_platform() -> None:
+    """Raise :class:`~pcnn_explore.checks.RunError` (:data:`PLATFORM_REFUSAL`) on Windows, where the
+    run lock (``fcntl.flock``) does not exist; elsewhere nothing."""
+    if sys.platform == "win32":
+        raise RunError(PLATFORM_REFUSAL)
 
 
 def holder(out_dir: str | os.PathLike) -> dict:
@@ -60,6 +75,7 @@ def _key(out: Path) -> str:
 
 def probe(out_dir: str | os.PathLike) -> None:
     """Raise RunError when another process holds ``out_dir``; write nothing (a check before heavy work)."""
+    check_platform()
     out = Path(out_dir)
     with _GUARD:
         if _key(out) in _HELD:
@@ -129,6 +145,7 @@ class RunLock:
         return self
 
     def _lock(self) -> int:
+        check_platform()
         import fcntl
 
         try:

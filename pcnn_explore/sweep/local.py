@@ -9,13 +9,18 @@ Ray path's (:class:`pcnn_explore.sweep.ray_cluster.RayExecutor`):
 - a worker that dies while it runs a trial (SIGKILL, out of memory) is replaced, and the trial runs
   again, up to ``max_retries`` times; the new attempt resumes from the trial's last checkpoint;
 - a trial that raises fails alone (its error's last line is reported); its worker goes on;
-- :meth:`LocalExecutor.cancel` (the sweep interrupted) kills the workers at once: their trials
-  resume from their checkpoints when the sweep runs again.
+- :meth:`LocalExecutor.cancel` (the sweep interrupted by Ctrl-C) kills the workers at once: their
+  trials resume from their checkpoints when the sweep runs again;
+- :meth:`LocalExecutor.stop` (the sweep stopped by SIGTERM) passes SIGTERM on to the workers, each of
+  which takes a checkpoint at the step its trial reached and ends (:mod:`pcnn_explore.run.interrupt`;
+  a worker that a scheduler sent SIGTERM itself does the same): the trials resume from there when
+  the sweep runs again. A worker stopped so while the sweep goes on is replaced, and its trial
+  resumes at once, as after a death.
 
 Workers print nothing (their stdout and stderr go to ``os.devnull``, as a Ray worker's output
 stays in Ray's logs) and ignore SIGINT (Ctrl-C reaches the whole process group; the sweep ends
 them). On Linux a worker is killed when the thread that started it ends (``PR_SET_PDEATHSIG``), so
-none outlives a sweep whose process was killed. Every trial uses the GPUs the machine shows
+none outlives a sweep whose process was killed (elsewhere this is not asked for). Every trial uses the GPUs the machine shows
 (``CUDA_VISIBLE_DEVICES``); to spread trials over several GPUs, run them on Ray. As with any
 ``spawn`` pool, a script that runs trials at its top level needs ``if __name__ == "__main__":``
 around that code (each worker imports the script that started it).
@@ -27,6 +32,8 @@ import multiprocessing
 import multiprocessing.connection
 import os
 import signal
+import sys
+import time
 import traceback
 from typing import Callable
 
@@ -34,6 +41,8 @@ __all__ = ["CONTEXT", "LocalExecutor", "worker_count"]
 
 #: multiprocessing start method of the workers (a fresh interpreter: safe with threads, CUDA and notebooks)
 CONTEXT = "spawn"
+#: seconds :meth:`LocalExecutor.stop` waits for the workers' checkpoints before it kills them
+STOP_WAIT_S = 600.0
 
 
 def worker_count(trials: int, max_concurrent: int | None, cpus_per_trial: float = 1.0,
@@ -54,6 +63,8 @@ def _last_line(e: BaseException) -> str:
 
 def _end_with_parent(parent: int) -> None:
     """Have the kernel kill this process when its parent ends (Linux); elsewhere nothing."""
+    if not sys.platform.startswith("linux"):  # (prctl is Linux's; ctypes.CDLL(None) fails on Windows)
+        return
     try:
         import ctypes
 
@@ -66,8 +77,12 @@ def _end_with_parent(parent: int) -> None:
 
 def _serve(conn, parent: int, task: Callable[[dict], dict]) -> None:
     """A worker: run ``task(settings)`` for each settings dict received; reply ``("done", result)`` or
-    ``("error", last line)``; end on ``None`` or when the pipe closes."""
+    ``("error", last line)``; end on ``None`` or when the pipe closes. SIGTERM ends it: a trial
+    running checkpoints at the step reached (``("stopped", its line)``), then the worker ends."""
+    from pcnn_explore.run.interrupt import raise_terminated
+
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, raise_terminated)  # (a trial's run takes it over while it trains)
     _end_with_parent(parent)
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, 1)
@@ -80,18 +95,21 @@ def _serve(conn, parent: int, task: Callable[[dict], dict]) -> None:
     while True:
         try:
             settings = conn.recv()
-        except (EOFError, OSError):
+        except (EOFError, OSError, KeyboardInterrupt):  # (SIGTERM between trials: nothing to save)
             settings = None
         if settings is None:  # nothing to flush or close (each trial closed its files): skip the interpreter's teardown
             os._exit(0)
         try:
             reply = ("done", task(settings))
         except BaseException as e:  # noqa: BLE001  (reported to the sweep; the worker goes on)
-            reply = ("error", _last_line(e))
+            stopped = isinstance(e, KeyboardInterrupt) and getattr(e, "signum", None) == signal.SIGTERM
+            reply = ("stopped" if stopped else "error", _last_line(e))
         try:
             conn.send(reply)
-        except OSError:
+        except (OSError, KeyboardInterrupt):
             return
+        if reply[0] == "stopped":  # (its files closed, its checkpoint written: the trial resumes from there)
+            os._exit(128 + signal.SIGTERM)
 
 
 class _Worker:
@@ -197,7 +215,7 @@ class LocalExecutor:
             except (EOFError, OSError):
                 reply = None
             key = w.key
-            if reply is not None:
+            if reply is not None and reply[0] != "stopped":  # (stopped by SIGTERM: its worker ends, as a death)
                 w.key = None
                 kind, value = reply
                 ended.append((key, value, None) if kind == "done" else (key, None, value))
@@ -218,6 +236,23 @@ class LocalExecutor:
     def cancel(self) -> None:
         """Kill every worker now; queued and running trials are dropped (they resume later)."""
         self._stop(kill=True)
+
+    def stop(self, wait_s: float = STOP_WAIT_S) -> None:
+        """SIGTERM to every worker running a trial: each checkpoints at the step its trial reached
+        and ends; wait up to ``wait_s`` seconds for them (a KeyboardInterrupt meanwhile: no longer),
+        then kill what still runs. Queued trials are dropped; all resume later from their checkpoints."""
+        workers, self._workers = self._workers, []
+        self._queue.clear()
+        try:
+            busy = [w for w in workers if w.key is not None and w.process.is_alive()]
+            for w in busy:
+                w.process.terminate()  # (SIGTERM)
+            deadline = time.monotonic() + wait_s
+            for w in busy:
+                w.process.join(max(0.0, deadline - time.monotonic()))
+        finally:
+            for w in workers:
+                w.end(kill=w.key is not None)
 
     def close(self) -> None:
         """End the workers: idle ones stop, any still running a trial are killed (it resumes later)."""

@@ -221,6 +221,8 @@ def _swap(a: Path, b: Path) -> bool:
     system cannot (nothing changed then)."""
     import ctypes
 
+    if not (sys.platform.startswith("linux") or sys.platform == "darwin"):  # (ctypes.CDLL(None) fails on Windows)
+        return False
     try:
         libc = ctypes.CDLL(None, use_errno=True)
         if sys.platform.startswith("linux"):
@@ -245,18 +247,24 @@ def _swap(a: Path, b: Path) -> bool:
 def _clear_leftovers(root: Path, final: Path) -> None:
     """The folders a report killed midway left in ``root``: with no ``report/``, an earlier report
     renamed aside (where the two folders could not be exchanged) is put back; the rest removed.
-    Those of a report still being written by a live process are left alone."""
+    Those of a report still being written by a live process are left alone (on Windows, where
+    no process can be probed without ending it, those of other processes are all left alone)."""
     def dead(path: Path) -> bool:
         try:
             pid = int(path.name.split("-")[2])
-            os.kill(pid, 0)
         except (IndexError, ValueError):
             return False  # not a name this module gives
+        if pid == os.getpid():
+            return True  # this process writes one report at a time
+        if sys.platform == "win32":  # (os.kill(pid, 0) there ends the process)
+            return False
+        try:
+            os.kill(pid, 0)
         except ProcessLookupError:
             return True
         except OSError:  # (another user's live process)
             return False
-        return pid == os.getpid()  # this process writes one report at a time
+        return False
 
     for old in sorted(root.glob(".report-old-*"), reverse=True):  # the newest first
         if old.is_dir() and dead(old):

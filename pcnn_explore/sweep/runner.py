@@ -43,7 +43,9 @@ def run_trials(trials: Sequence[Trial], *, address: str | None = None, executor:
     starts; finished trials are skipped without starting any. ``max_concurrent`` caps the trials
     running at once (None: local, this machine's CPUs over ``cpus_per_trial``; Ray, as many as the
     cluster's resources allow). A failed trial does not stop the others. On KeyboardInterrupt the
-    workers end, the running trials are marked queued, and it is raised again.
+    workers end (Ctrl-C: at once; SIGTERM, raised as :class:`~pcnn_explore.run.interrupt.Terminated`:
+    the local executor's workers each checkpoint at the step their trial reached first), the
+    running trials are marked queued, and it is raised again.
     """
     kind = choose_executor(executor, address)
     planned = check_trials(trials, address=address, cpus_per_trial=cpus_per_trial, gpus_per_trial=gpus_per_trial,
@@ -88,8 +90,13 @@ def _run(pool, settings: list[dict], todo: list[int], board: "_Board", refresh_s
             for i in running:
                 changed |= _follow(board.records[i], i, launched, clock, now)
             board.tick(changed)
-    except KeyboardInterrupt:
-        pool.cancel()
+    except KeyboardInterrupt as e:
+        from pcnn_explore.run.interrupt import Terminated
+
+        if isinstance(e, Terminated) and hasattr(pool, "stop"):
+            pool.stop()  # SIGTERM: each running trial checkpoints at the step it reached, then ends
+        else:
+            pool.cancel()  # Ctrl-C: at once (each resumes from its last checkpoint)
         for i in running:
             board.records[i]["status"] = "queued"
         board.write()
