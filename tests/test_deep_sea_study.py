@@ -257,16 +257,18 @@ def test_fig5_the_paper_verdict_is_the_papers_lines_only(tmp_path):
     assert c["kind"] == "paper" and c["lines"] == ["paper_cts", "dqn"] and c["test"] == "fisher"
     assert d["claims"]["pixelcnn_bonus_explores"]["verdict"] == "inconclusive"  # 0 of 10 against 0 of 10
     assert d["claims"]["pixelcnn_beats_cts"]["verdict"] == "differs"  # 0 of 10 against 10 of 10
-    assert d["verdict"] == "partly"  # agrees, inconclusive, differs
+    assert d["verdict"] == "mixed"  # agrees, inconclusive, differs: some agree and some differ
     # the kit's line ties the paper's CTS line (10 of 10 each): inconclusive, and never in the paper verdict
     assert d["claims"]["kit_helps"]["verdict"] == "inconclusive" and d["claims"]["kit_helps"]["kind"] == "kit"
-    assert d["kit_verdict"] == "inconclusive"
+    # the kit's other additions (never finding the +1 here) solve less than the paper's CTS line: differs,
+    # and a differs is never lost among undecided claims
+    assert d["claims"]["kit_mmc_helps"]["verdict"] == "differs" and d["kit_verdict"] == "differs"
     m = dsf.metrics("fig5", s, d)
     assert m["lines"]["paper_cts"]["settings"]["bonus_scale"] == 0.05 and m["lines"]["kit"]["kind"] == "kit"
     assert m["lines"]["kit_novelty"]["exploration"] == "novelty-scaled epsilon"
     assert list(m["plan"]["seeds"]) == list(range(401, 411))
     note = dsf.closing_note("fig5", s, d)
-    assert "Paper verdict: partly." in note and "[kit]" in note
+    assert "Paper verdict: mixed." in note and "[kit]" in note
 
 
 def test_fig11_each_line_against_dqn_paired(tmp_path):
@@ -277,14 +279,23 @@ def test_fig11_each_line_against_dqn_paired(tmp_path):
     # success rate (last quarter) 1 on every seed against 0: the sign-flip p is 2^-10
     assert d["claims"]["combination_progresses"]["verdict"] == "agrees"
     assert d["claims"]["combination_progresses"]["p_value"] == pytest.approx(2 ** -10)
-    # DQN + MMC and the bonus alone tie DQN at 0 on every seed: equivalent within +-0.1
+    # DQN + MMC and the bonus alone tie DQN at 0 on every seed: equivalent within +-0.1, testable because
+    # the positive control of the same runs (the bonus with MMC) leaves the floor 0
     assert d["claims"]["mmc_alone_no_progress"]["verdict"] == "agrees"
+    assert d["claims"]["mmc_alone_no_progress"]["positive_control"] == "paper_cts"
     assert d["claims"]["bonus_alone_no_progress"]["verdict"] == "agrees"
     assert d["verdict"] == "agrees"
     # the bonus alone progresses too: its equivalence with DQN fails
     s = _figure_study(tmp_path / "b", "fig11", {"paper_cts": [LEARNT] * 10, "paper_cts_no_mmc": [LEARNT] * 10})
     d = dsf.decide("fig11", s)
-    assert d["claims"]["bonus_alone_no_progress"]["verdict"] == "differs" and d["verdict"] == "partly"
+    assert d["claims"]["bonus_alone_no_progress"]["verdict"] == "differs" and d["verdict"] == "mixed"
+    # nothing moves (the control at 0 on every seed too): "no progress" is not evidence, the lines do not move
+    s = _figure_study(tmp_path / "c", "fig11", {"dqn": [NEVER] * 10})
+    d = dsf.decide("fig11", s)
+    nm = d["claims"]["mmc_alone_no_progress"]
+    assert nm["verdict"] == "not testable" and nm["reason"] == "the lines do not move"
+    assert nm["sentence"].startswith("not testable: the lines do not move (the positive control leaves")
+    assert d["claims"]["combination_progresses"]["verdict"] == "inconclusive" and d["verdict"] == "inconclusive"
 
 
 def test_fig12_and_fig13_decided_on_hand_made_studies(tmp_path):
@@ -298,14 +309,20 @@ def test_fig12_and_fig13_decided_on_hand_made_studies(tmp_path):
     assert d["claims"]["larger_c_sooner"]["verdict"] == "agrees"
     assert d["claims"]["larger_c_sooner"]["estimate"] == -6
     assert d["verdict"] == "agrees" and d["claims"]["constant_c_helps"]["kind"] == "kit"
+    # c = 1 and c = 0.1 both at the floor on every seed: "does as well" is not testable (the lines do not move)
+    flat = dsf.decide("fig12", _figure_study(tmp_path / "12f", "fig12", {"c10": [early] * 10}))
+    assert flat["claims"]["robust_c1"]["verdict"] == "not testable"
+    assert flat["claims"]["robust_c1"]["sentence"].startswith("not testable: the lines do not move (neither line")
+    assert flat["claims"]["robust_c10"]["verdict"] == "differs"  # c = 10 leaves the floor: testable
     s = _figure_study(tmp_path / "13", "fig13", {"paper_cts_intrinsic": [late] * 10, "dqn": [NEVER] * 10})
     d = dsf.decide("fig13", s)
     assert d["claims"]["intrinsic_explores"]["verdict"] == "agrees"
     # 10 of 10 found the +1 against a random policy's chance of 1 - (15/16)^8 = 0.40 in 8 episodes
     assert d["claims"]["intrinsic_finds_reward"]["verdict"] == "agrees"
     assert d["claims"]["intrinsic_finds_reward"]["chance"] == pytest.approx(1 - (15 / 16) ** 8)
-    assert d["claims"]["intrinsic_scores"]["verdict"] == "not testable at this profile"
-    assert d["verdict"] == "partly"
+    assert d["claims"]["intrinsic_scores"]["verdict"] == "not testable"
+    assert d["claims"]["intrinsic_scores"]["sentence"].startswith("not testable on this task: DeepSea tests exploring")
+    assert d["verdict"] == "agrees"  # every testable paper claim agrees
 
 
 def test_two_seeds_are_not_testable(tmp_path):
@@ -313,5 +330,5 @@ def test_two_seeds_are_not_testable(tmp_path):
 
     s = _figure_study(tmp_path, "fig5", {"paper_cts": [LEARNT] * 2}, profile="smoke")
     d = dsf.decide("fig5", s)
-    assert {c["verdict"] for c in d["claims"].values()} == {"not testable at this profile"}
-    assert d["verdict"] == "not testable at this profile"
+    assert {c["verdict"] for c in d["claims"].values()} == {"not testable"}
+    assert d["verdict"].startswith("not testable: too few seeds at this profile")

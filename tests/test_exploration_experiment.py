@@ -67,13 +67,15 @@ def test_strict_goal_and_verdict_on_hand_made_tables():
         return {"kind": "paper", "word": word}
     assert exp.verdict("study", {"a": paper("agrees"), "b": paper(None)}) == "agrees"
     assert exp.verdict("study", {"a": paper("agrees"), "b": paper("inconclusive")}) == "partly"
-    # the one combining rule (verdicts.combine_verdicts): differs only when every decided goal differs
-    assert exp.verdict("study", {"a": paper("differs"), "b": paper("inconclusive")}) == "inconclusive"
-    assert exp.verdict("study", {"a": paper("differs"), "b": paper("not testable at this profile")}) == "differs"
+    # the one combining rule (verdicts.combine_verdicts): differs when every decided goal differs, however
+    # many are undecided (a differs never disappears into inconclusive)
+    assert exp.verdict("study", {"a": paper("differs"), "b": paper("inconclusive")}) == "differs"
+    assert exp.verdict("study", {"a": paper("agrees"), "b": paper("differs")}) == "mixed"
+    assert exp.verdict("study", {"a": paper("differs"), "b": paper("not testable")}) == "differs"
     assert exp.verdict("study", {"a": paper("inconclusive")}) == "inconclusive"
     assert exp.verdict("study", {"a": paper("partly")}) == "partly"  # a goal that partly agrees stays partly
-    assert exp.verdict("study", {"a": paper(None)}) == "not testable at this profile"
-    assert exp.verdict("smoke", {"a": paper("agrees")}) == "not testable at this profile"
+    assert exp.verdict("study", {"a": paper(None)}) == "not testable: too few seeds at this profile"
+    assert exp.verdict("smoke", {"a": paper("agrees")}) == "not testable: too few seeds at this profile"
     assert exp.verdict("study", {"a": paper("inconclusive"), "k": {"kind": "kit", "word": "agrees"}}) == "inconclusive"
 
 
@@ -91,18 +93,23 @@ def test_deep_sea_paper_claim_decided_by_fishers_exact_test_by_hand():
     pix = g["seed_tests"][10]["pixelcnn_mmc"]
     assert pix["word"] == "inconclusive" and pix["p_value"] == 1.0
     assert g["word"] == "partly"
-    # 4 seeds, 4 of 4 against 0 of 4: p = 1 / C(8, 4) = 1/70: agrees (the fewest seeds Fisher can decide with)
+    # 6 seeds, 6 of 6 against 0 of 6: p = 1 / C(12, 6) = 1/924: agrees (a decided claim needs 6 per line;
+    # 4 of 4 against 0 of 4, p = 1/70, would pass Fisher's arithmetic but is too few seeds)
+    six = {"dqn": {10: _row(6, 0)}, "cts_mmc": {10: _row(6, 6)}}
+    assert exp.deep_sea_goal(six)["seed_tests"][10]["cts_mmc"]["p_value"] == pytest.approx(1 / 924, rel=1e-12)
+    assert exp.deep_sea_goal(six)["word"] == "agrees"
     four = {"dqn": {10: _row(4, 0)}, "cts_mmc": {10: _row(4, 4)}}
-    assert exp.deep_sea_goal(four)["seed_tests"][10]["cts_mmc"]["p_value"] == pytest.approx(1 / 70, rel=1e-12)
-    assert exp.deep_sea_goal(four)["word"] == "agrees"
+    assert exp.deep_sea_goal(four)["seed_tests"][10]["cts_mmc"]["word"] == "not testable"
     # the study profile's 3 seeds: 3 of 3 against 0 of 3 could reach only 1 / C(6, 3) = 0.05: not testable,
     # never a t verdict
     three = {"dqn": {10: _row(3, 0, late=[0, 0, 0])}, "cts_mmc": {10: _row(3, 3, late=[5, 7, 9])}}
     t3 = exp.deep_sea_goal(three)
-    assert t3["word"] == "not testable at this profile"
-    assert t3["seed_tests"][10]["cts_mmc"]["word"] == "not testable at this profile"
-    assert "needs at least 4 seeds per line" in t3["seed_tests"][10]["cts_mmc"]["sentence"]
-    assert exp.summary("study", three, _ROOMS, _Maps(_LOCATED))["verdict"] == "not testable at this profile"
+    assert t3["word"] == "not testable"
+    assert t3["seed_tests"][10]["cts_mmc"]["word"] == "not testable"
+    assert t3["seed_tests"][10]["cts_mmc"]["sentence"].startswith(
+        "not testable: too few seeds at this profile (needs 6 per line, has 3)")
+    assert exp.summary("study", three, _ROOMS, _Maps(_LOCATED))["verdict"] == \
+        "not testable: too few seeds at this profile"
     # a size DQN solves too is reported but does not decide the claim (no difference is expected there)
     table["dqn"][6] = _row(10, 10)
     table["cts_mmc"][6] = _row(10, 10)
@@ -182,7 +189,7 @@ def test_a_kit_finding_never_counts_as_agreement_with_the_paper():
     assert not any("[]" in x or "None" in x for x in s["lines"])
     # no paper claim decided (one seed): kit findings that hold still give no verdict on the paper
     one = {"dqn": {10: _row(1, 0)}, "cts_mmc": {10: _row(1, 1)}}
-    assert exp.summary("study", one, rooms, located)["verdict"] == "not testable at this profile"
+    assert exp.summary("study", one, rooms, located)["verdict"] == "not testable: too few seeds at this profile"
     # metrics.json as the report index reads it: the verdict word is the paper claim's, not the kit's
     from pcnn_explore.report.index import verdict_word
 

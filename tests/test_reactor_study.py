@@ -78,7 +78,7 @@ def test_claims_that_hold_on_every_seed_agree_with_p_two_to_the_minus_ten():
     t = c["traces_cut"]
     assert (t["word"], t["kind"], t["p_value"], t["n"], t["mmc_beta"]) == ("agrees", "kit", 2.0 ** -10, 10, 0.1)
     assert rs.overall("study", c) == "agrees" and rs.kit_overall("study", c) == "agrees"
-    assert rs.overall("smoke", c) == "not testable at this profile"
+    assert rs.overall("smoke", c) == "not testable: too few seeds at this profile (smoke runs check the plumbing only)"
 
 
 def test_traces_cut_is_the_kits_and_never_changes_the_paper_verdict():
@@ -91,10 +91,12 @@ def test_traces_cut_is_the_kits_and_never_changes_the_paper_verdict():
     assert rs.kit_overall("study", below) == "agrees" and rs.kit_overall("study", above) == "differs"
     # without the paper claims the traces alone give no paper verdict
     only = {"traces_cut": below["traces_cut"]}
-    assert rs.overall("study", only) == "not testable at this profile" and rs.kit_overall("study", only) == "agrees"
-    # fewer than 2 seeds with a replay: inconclusive, still the kit's
+    assert rs.overall("study", only).startswith("not testable: too few seeds at this profile")
+    assert rs.kit_overall("study", only) == "agrees"
+    # fewer than 2 seeds with a replay: not testable (too few seeds), still the kit's
     one = rs.decide(_study(base, bonus, dqn, [0.01] + [math.nan] * 9), SEEDS, PAPER_LINES)["traces_cut"]
-    assert one["word"] == "inconclusive" and one["kind"] == "kit" and "1 seed(s)" in one["sentence"]
+    assert one["word"] == "not testable" and one["kind"] == "kit" and "1 seed(s)" in one["sentence"]
+    assert one["sentence"].startswith("not testable: too few seeds at this profile")
     assert one["product_seeds"] == [401] and one["products"] == [0.01]
 
 
@@ -127,9 +129,9 @@ def test_all_or_nothing_seeds_are_decided_by_the_exact_sign_flip():
 def test_two_seeds_are_not_testable():
     two = rs.decide(_study([0.0, 0.0], [1.0, 1.0], [1.0, 1.0], [0.01, 0.02]), (0, 1), PAPER_LINES)
     # min p over 2 seeds: 2^-2 = 0.25 > 0.025
-    assert {k: x["word"] for k, x in two.items()} == {k: "not testable at this profile" for k in two}
+    assert {k: x["word"] for k, x in two.items()} == {k: "not testable" for k in two}
     assert two["bonus_helps_reactor"]["p_value"] == 0.25 and two["bonus_helps_reactor"]["n"] == 2
-    assert rs.overall("study", two) == "not testable at this profile"
+    assert rs.overall("study", two) == "not testable: too few seeds at this profile"
 
 
 def test_kit_lines_get_kit_claims_only():
@@ -142,7 +144,8 @@ def test_kit_lines_get_kit_claims_only():
     # differences all 0 on the paper's lines: p = 1 both ways: inconclusive; the kit's agreement never lifts it
     assert c["bonus_helps_reactor"]["word"] == "inconclusive" and c["bonus_helps_reactor"]["p_value"] == 1.0
     assert rs.overall("study", c) == "inconclusive"
-    assert rs.kit_overall("study", c) == "partly"  # two kit claims agree, traces_cut inconclusive (no replay)
+    # two kit claims agree; traces_cut had no replay: not testable (too few seeds), so every testable one agrees
+    assert c["traces_cut"]["word"] == "not testable" and rs.kit_overall("study", c) == "agrees"
     assert all(x["kind"] == "kit" for k, x in c.items() if set(x["lines"]) & {"reactor_pixelcnn_pos", "pixelcnn_pos_mmc"})
     with pytest.raises(ValueError, match="kind must be paper or kit"):
         rs.overall("study", {"x": {"word": "agrees"}})
@@ -150,7 +153,7 @@ def test_kit_lines_get_kit_claims_only():
 
 def test_claims_not_run_are_left_out():
     c = rs.decide(_study([0.1] * 10, [0.2] * 10, [0.3] * 10, [math.nan] * 10), SEEDS, ("reactor",))
-    assert c == {} and rs.overall("study", c) == "not testable at this profile" and rs.kit_overall("study", c) is None
+    assert c == {} and rs.overall("study", c).startswith("not testable") and rs.kit_overall("study", c) is None
 
 
 def test_summary_and_rows_say_each_claims_kind_test_p_and_n():

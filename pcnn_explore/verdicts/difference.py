@@ -1,13 +1,15 @@
-"""Verdicts on a difference of continuous quantities (e.g. losses in nats) between two lines' per-seed
-values, by the decision rule of :mod:`pcnn_explore.verdicts`:
+"""Verdicts on a difference between two lines' per-seed values (e.g. losses in nats, success rates),
+by the decision rule of :mod:`pcnn_explore.verdicts`; no t or Welch test decides:
 
-- :func:`difference_verdict`: a > b (or a < b): Student's t (paired by seed id when both sides ran
-  the same seeds, in any order; else Welch), except where the values have no spread: then the exact
-  test decides (sign flip when paired, permutation else);
-- :func:`equivalence_verdict`: a claim of no effect within +-margin, two one-sided tests (TOST) at
-  alpha each, which is the ``level`` interval lying inside (-margin, margin).
+- :func:`difference_verdict`: a > b (or a < b): the sign-flip test of the differences, paired by seed
+  id when both sides ran the same seeds (in any order), else the two-sample permutation test;
+- :func:`equivalence_verdict`: a claim of no effect within +-margin, two one-sided tests (TOST) of
+  the same kind at alpha each, which is the ``level`` interval lying inside (-margin, margin);
+  testable only when a positive control in the same runs leaves the floor.
 
-Each returns a :class:`~pcnn_explore.verdicts.words.Verdict`.
+Both tests enumerate where that is cheap (20 seeds, 200,000 splits) and beyond use a seeded Monte
+Carlo of 200,000 draws, named in the sentence with its standard error. A claim rests on at least 6
+seeds per line. Each returns a :class:`~pcnn_explore.verdicts.words.Verdict`.
 """
 from __future__ import annotations
 
@@ -16,22 +18,30 @@ from typing import Sequence
 
 import numpy as np
 
+from pcnn_explore.verdicts.exact import _sign_flip_verdict, _snap_differences, leaves_floor
 from pcnn_explore.verdicts.statistics import (
+    _SignFlip,
     _direction,
-    _invert,
     _level,
-    _mean_sd,
     _noise,
     _permutation_tester,
     _values,
     min_p,
-    sign_flip_interval,
-    sign_flip_p,
-    t_cdf,
-    t_quantile,
+    monte_carlo_error,
+    seeds_needed,
 )
-from pcnn_explore.verdicts.words import NOT_TESTABLE, Verdict, _decide, _exact_sentence, _fmt
-from pcnn_explore.verdicts.exact import _sign_flip_verdict, _snap_differences
+from pcnn_explore.verdicts.words import (
+    LINES_DO_NOT_MOVE,
+    NOT_TESTABLE,
+    TOO_FEW_SEEDS,
+    Verdict,
+    _decide,
+    _exact_sentence,
+    _fmt,
+    _p_note,
+    _too_few,
+    not_testable,
+)
 
 __all__ = ["difference_verdict", "equivalence_verdict"]
 
@@ -56,20 +66,10 @@ def _seeded(values_a, values_b, seeds_a, seeds_b) -> tuple[np.ndarray, np.ndarra
     return np.asarray(va), np.asarray([of_b[s] for s in sa]), True
 
 
-def _t_parts(a: np.ndarray, b: np.ndarray, paired: bool) -> tuple[float, float, float, str]:
-    """(estimate, standard error, degrees of freedom, method) of mean(a) - mean(b), paired or Welch."""
-    if paired:
-        m, s = _mean_sd(list(a - b))
-        return m, s / math.sqrt(a.size), a.size - 1.0, f"paired t over {a.size} seeds"
-    (ma, sa), (mb, sb) = _mean_sd(list(a)), _mean_sd(list(b))
-    qa, qb = sa * sa / a.size, sb * sb / b.size
-    df = (qa + qb) ** 2 / ((qa * qa / (a.size - 1) if qa else 0.0) + (qb * qb / (b.size - 1) if qb else 0.0))
-    return ma - mb, math.sqrt(qa + qb), df, f"Welch t ({a.size} and {b.size} seeds)"
-
-
-def _no_spread(a: np.ndarray, b: np.ndarray) -> bool:
-    tol = _noise(a, b)
-    return float(a.max() - a.min()) <= tol and float(b.max() - b.min()) <= tol
+def _permutation_interval(p_of, a: np.ndarray, b: np.ndarray, alpha: float, smallest: float) -> tuple[float, float]:
+    if smallest > alpha:
+        return -math.inf, math.inf
+    return p_of.interval(1.0 - 2.0 * alpha)
 
 
 def _permutation_verdict(a: np.ndarray, b: np.ndarray, direction: str, level: float, claim: str) -> Verdict:
@@ -78,108 +78,107 @@ def _permutation_verdict(a: np.ndarray, b: np.ndarray, direction: str, level: fl
     p_of = _permutation_tester(a, b)
     p, q = p_of(direction, 0.0), p_of(other, 0.0)
     smallest = min_p("permutation", a.size, b.size)
-    word = _decide(p, q, smallest, alpha)
-    low, high = (-math.inf, math.inf) if smallest > alpha else _invert(
-        p_of, float(a.min() - b.max()), float(a.max() - b.min()), alpha)
+    needed = seeds_needed("permutation", level)
+    word = _decide(p, q, smallest, alpha, min(a.size, b.size), needed)
+    low, high = _permutation_interval(p_of, a, b, alpha, smallest)
     estimate = float(a.mean() - b.mean())
     estimate = 0.0 if abs(estimate) <= _noise(a, b) else estimate
-    method = f"exact permutation ({a.size} and {b.size} seeds, no spread)"
-    sentence = _exact_sentence(word, claim, estimate, level, low, high, method, p, q, smallest, direction)
+    method = f"permutation test ({a.size} and {b.size} seeds)"
+    head = _too_few(min(a.size, b.size), needed) if word == NOT_TESTABLE else ""
+    sentence = _exact_sentence(word, claim, estimate, level, low, high, method, p, q, smallest, direction,
+                               p_of.draws, head)
     return Verdict(word, estimate, (low, high), level, tuple(map(float, a)), tuple(map(float, b)), method, sentence,
-                   p_value=p, test="permutation", n=int(a.size + b.size))
+                   p_value=p, test="permutation", n=int(a.size + b.size), reason=TOO_FEW_SEEDS if head else "",
+                   draws=p_of.draws, mc_error=monte_carlo_error(p, p_of.draws))
 
 
 def difference_verdict(values_a: Sequence[float], values_b: Sequence[float], direction: str = "greater",
                        level: float = 0.95, seeds_a: Sequence[int] | None = None,
                        seeds_b: Sequence[int] | None = None, claim: str = "a - b") -> Verdict:
     """Decide the claim that a > b (``direction="greater"``) or a < b (``"less"``) on per-seed values
-    of a continuous quantity (e.g. losses in nats).
+    (e.g. losses in nats).
 
     Paired when ``seeds_a`` and ``seeds_b`` hold the same set of seed ids (in any order: b is reordered
-    to a's seeds), else unpaired. With spread: Student's t, paired over the seed-wise differences or
-    Welch's; ``agrees`` when the ``level`` t interval of mean(a) - mean(b) excludes 0 in the claimed
-    direction, ``differs`` the other way, else ``inconclusive`` (``p_value``: the t test's one-sided p
-    of the claim, which decides the same). Without spread (every difference, or every value of each
-    side, equal up to float noise) no t interval is formed: the exact test decides by the module's
-    rule, the sign flip when paired (:func:`sign_flip_p`) and the two-sample permutation test else
-    (:func:`permutation_p`); e.g. [1, 1] against [0, 0] on seeds [0, 1] is not testable (min p 1/4).
-    ValueError for fewer than 2 values on a side."""
+    to a's seeds): the sign-flip test of the differences (:func:`sign_flip_p`); else unpaired: the
+    two-sample permutation test (:func:`permutation_p`). Exact where enumeration is cheap, else a
+    seeded Monte Carlo named in the sentence with its standard error; the module's decision rule,
+    with spread or without (ten 1s against ten 0s agree, twelve against twelve too). Fewer than 6
+    seeds per line: ``not testable: too few seeds at this profile`` ([1, 1, 1] against [0, 0, 1e-6]
+    decides nothing). ValueError for fewer than 2 values on a side."""
     direction, level = _direction(direction), _level(level)
     a, b, paired = _seeded(values_a, values_b, seeds_a, seeds_b)
     if paired:
-        d, flat = _snap_differences(a, b)
-        if flat:
-            return _sign_flip_verdict(d, direction, level, claim, a, b, f"{d.size} seeds, no spread")
-    elif _no_spread(a, b):
-        return _permutation_verdict(a, b, direction, level, claim)
-    estimate, se, df, method = _t_parts(a, b, paired)
-    half = t_quantile(0.5 + level / 2.0, df) * se
-    low, high = estimate - half, estimate + half
-    sign = 1.0 if direction == "greater" else -1.0
-    p = 1.0 - t_cdf(sign * estimate / se, df)
-    if (low > 0 and sign > 0) or (high < 0 and sign < 0):
-        word = "agrees"
-    elif (high < 0 and sign > 0) or (low > 0 and sign < 0):
-        word = "differs"
-    else:
-        word = "inconclusive"
-    want = ">" if sign > 0 else "<"
-    sentence = (f"{word}: {claim} = {_fmt(estimate)}, {level:.0%} interval [{_fmt(low)}, {_fmt(high)}] ({method}), "
-                f"one-sided p = {_fmt(p)}; the claim is {claim} {want} 0")
-    return Verdict(word, estimate, (low, high), level, tuple(map(float, a)), tuple(map(float, b)), method, sentence,
-                   p_value=p, test="paired_t" if paired else "welch_t",
-                   n=int(a.size if paired else a.size + b.size))
+        return _sign_flip_verdict(_snap_differences(a, b), direction, level, claim, a, b, f"{a.size} seeds")
+    return _permutation_verdict(a, b, direction, level, claim)
+
+
+def _control_moves(a: np.ndarray, b: np.ndarray, control, floor, level: float) -> tuple[bool, str]:
+    """(whether the positive control leaves the floor, the words that say which control and floor)."""
+    lines = [a, b] if control is None else [np.asarray(_values("control", control))]
+    if floor is None:
+        floor = float(min(x.min() for x in [a, b, *lines]))
+    floor = float(floor)
+    if not math.isfinite(floor):
+        raise ValueError(f"floor must be a finite number (the value of a line that does not move), got {floor}")
+    what = "neither line" if control is None else "the positive control"
+    return any(leaves_floor(x, floor, level) for x in lines), \
+        f"{what} leaves the floor {_fmt(floor)} at one-sided {(1.0 - level) / 2.0:g}"
 
 
 def equivalence_verdict(values_a: Sequence[float], values_b: Sequence[float], margin: float, level: float = 0.95,
                         seeds_a: Sequence[int] | None = None, seeds_b: Sequence[int] | None = None,
-                        claim: str = "a - b", *, exact: bool = True) -> Verdict:
+                        claim: str = "a - b", *, control: Sequence[float] | None = None,
+                        floor: float | None = None) -> Verdict:
     """Decide a claim of no effect: mean(a) - mean(b) within +-``margin`` (a positive number in the
     values' units), by two one-sided tests (TOST), each at alpha = (1 - level) / 2: ``agrees`` when
     both "mean < margin" and "mean > -margin" are shown, which is the ``level`` interval lying inside
-    (-margin, margin); ``differs`` when the interval lies wholly outside [-margin, margin]; ``not
-    testable at this profile`` when the test can never reach alpha; else ``inconclusive``.
+    (-margin, margin); ``differs`` when one test shows the mean beyond a margin; else ``inconclusive``.
+    Paired (``seeds_a``, ``seeds_b`` the same set of seed ids, in any order): two sign-flip tests of
+    the differences against +margin and -margin; unpaired: two permutation tests.
 
-    Paired (``seeds_a``, ``seeds_b`` the same set of seed ids, in any order) with ``exact=True``: two
-    sign-flip tests against +margin and -margin (:func:`sign_flip_p`, 6 seeds needed at 0.95). Else
-    (unpaired, or ``exact=False`` for continuous quantities such as losses in nats): the t interval,
-    paired or Welch as in :func:`difference_verdict`, except without spread, where the exact test (sign
-    flip, or two permutation tests when unpaired) decides. ``p_value``: the TOST p, the larger of the two."""
+    Two lines that do not move agree with anything: the claim is testable only when a positive control
+    in the same runs leaves the floor (:func:`leaves_floor`: the sign-flip test shows it above
+    ``floor`` at one-sided alpha). ``control``: the control's per-seed values (e.g. the bonus with MMC
+    for "MMC alone makes no progress"); None: the two lines themselves, of which one must leave the
+    floor (e.g. "c = 1 does as well as c = 0.1"). ``floor``: the value of a line that does not move, in
+    the values' units (a success rate's 0); None: the smallest value of the lines and the control.
+    Else ``not testable: the lines do not move``; with fewer than 6 seeds per line ``not testable: too
+    few seeds at this profile``. ``p_value``: the TOST p, the larger of the two.
+
+    >>> equivalence_verdict([0.0] * 10, [0.0] * 10, 0.1, seeds_a=range(10), seeds_b=range(10)).sentence[:37]
+    'not testable: the lines do not move ('
+    """
     if not (math.isfinite(float(margin)) and margin > 0):
         raise ValueError(f"margin must be a positive number (the largest difference that counts as none), got {margin}")
     margin, level = float(margin), _level(level)
     alpha = (1.0 - level) / 2.0
     a, b, paired = _seeded(values_a, values_b, seeds_a, seeds_b)
     if paired:
-        d, flat = _snap_differences(a, b)
-    if paired and (exact or flat):
-        p_of, smallest = (lambda direction, s: sign_flip_p(d, direction, s)), min_p("sign_flip", d.size)
-        low, high = sign_flip_interval(d, level)
-        estimate, test = float(d.mean()), "sign_flip_tost"
-        method = f"two one-sided sign flips over {d.size} seeds" + (", no spread" if flat else "")
-    elif not paired and _no_spread(a, b):
-        p_of, smallest = _permutation_tester(a, b), min_p("permutation", a.size, b.size)
-        low, high = (-math.inf, math.inf) if smallest > alpha else _invert(
-            p_of, float(a.min() - b.max()), float(a.max() - b.min()), alpha)
-        estimate, test = float(a.mean() - b.mean()), "permutation_tost"
-        method = f"two one-sided permutation tests ({a.size} and {b.size} seeds, no spread)"
+        d = _snap_differences(a, b)
+        test = _SignFlip(d, extra_scale=margin)
+        p_of, draws = test.p, test.draws
+        smallest, needed = min_p("sign_flip", d.size), seeds_needed("sign_flip", level)
+        low, high = test.interval(level)
+        estimate, kind = float(d.mean()), "sign_flip_tost"
+        method = f"two one-sided sign flips over {d.size} seeds"
     else:
-        p_of = None
-        estimate, se, df, method = _t_parts(a, b, paired)
-        half = t_quantile(0.5 + level / 2.0, df) * se
-        low, high = estimate - half, estimate + half
-        p_upper, p_lower = t_cdf((estimate - margin) / se, df), 1.0 - t_cdf((estimate + margin) / se, df)
-        if -margin < low and high < margin:
-            word = "agrees"
-        elif low > margin or high < -margin:
-            word = "differs"
-        else:
-            word = "inconclusive"
-        test = "paired_t_tost" if paired else "welch_t_tost"
-    if p_of is not None:
-        p_upper, p_lower = p_of("less", margin), p_of("greater", -margin)
-        if smallest > alpha:
-            word = NOT_TESTABLE
+        p_of = _permutation_tester(a, b, extra_scale=margin)
+        draws = p_of.draws
+        smallest, needed = min_p("permutation", a.size, b.size), seeds_needed("permutation", level)
+        low, high = _permutation_interval(p_of, a, b, alpha, smallest)
+        estimate, kind = float(a.mean() - b.mean()), "permutation_tost"
+        method = f"two one-sided permutation tests ({a.size} and {b.size} seeds)"
+    estimate = 0.0 if abs(estimate) <= _noise(a, b) else estimate
+    p_upper, p_lower = p_of("less", margin), p_of("greater", -margin)
+    n_least = min(a.size, b.size)
+    word = _decide(max(p_upper, p_lower), 1.0, smallest, alpha, n_least, needed)
+    reason, head = "", ""
+    if word == NOT_TESTABLE:
+        reason, head = TOO_FEW_SEEDS, _too_few(n_least, needed)
+    else:
+        moves, which = _control_moves(a, b, control, floor, level)
+        if not moves:
+            word, reason, head = NOT_TESTABLE, LINES_DO_NOT_MOVE, not_testable(LINES_DO_NOT_MOVE, which)
         elif p_upper <= alpha and p_lower <= alpha:
             word = "agrees"
         elif p_of("greater", margin) <= alpha or p_of("less", -margin) <= alpha:
@@ -187,7 +186,8 @@ def equivalence_verdict(values_a: Sequence[float], values_b: Sequence[float], ma
         else:
             word = "inconclusive"
     p = max(p_upper, p_lower)
-    sentence = (f"{word}: {claim} = {_fmt(estimate)}, {level:.0%} interval [{_fmt(low)}, {_fmt(high)}] ({method}) "
-                f"against the margin +-{_fmt(margin)}, TOST p = {_fmt(p)}")
+    sentence = (f"{head or word}: {claim} = {_fmt(estimate)}, {level:.0%} interval [{_fmt(low)}, {_fmt(high)}] "
+                f"({method}) against the margin +-{_fmt(margin)}, TOST p = {_fmt(p)} ({_p_note(p, draws)})")
     return Verdict(word, estimate, (low, high), level, tuple(map(float, a)), tuple(map(float, b)), method, sentence,
-                   p_value=p, test=test, n=int(a.size if paired else a.size + b.size))
+                   p_value=p, test=kind, n=int(a.size if paired else a.size + b.size), reason=reason, draws=draws,
+                   mc_error=monte_carlo_error(p, draws))

@@ -20,17 +20,26 @@ from pcnn_explore.experiments.agents.deep_sea_study import DeepSeaStudy, StudyVa
 from pcnn_explore.experiments.agents.lines import exploration_rule
 from pcnn_explore.experiments.agents.preregistered import LEVEL, Claim, Plan
 from pcnn_explore.verdicts import (
+    NOT_ON_THIS_TASK,
+    NOT_TESTABLE,
     Verdict,
     combine_verdicts,
     equivalence_verdict,
+    not_testable,
+    notebook_verdict,
     paired_verdict,
     share_verdict,
     solved_verdict,
 )
 
-__all__ = ["check_claim", "check_plan", "claim_values", "decide_claim", "decide_plan", "verdict_dict", "NOT_TESTABLE"]
+__all__ = ["check_claim", "check_plan", "claim_values", "decide_claim", "decide_plan", "verdict_dict", "NOT_TESTABLE",
+           "POSITIVE_CONTROLS", "FLOORS"]
 
-NOT_TESTABLE = "not testable at this profile"
+#: an equivalence ("no progress", "does as well") claim is testable only when a positive control of the
+#: same runs leaves the floor: the claim's control line (claims not named here: the two lines themselves)
+POSITIVE_CONTROLS = {"mmc_alone_no_progress": "paper_cts", "bonus_alone_no_progress": "paper_cts"}
+#: the floor of a quantity, the value of a line that does not move: no +1 found, no size solved
+FLOORS = {"success_rate": 0.0, "solved": 0.0, "found": 0.0}
 
 
 def verdict_dict(v: Verdict) -> dict[str, Any]:
@@ -38,7 +47,7 @@ def verdict_dict(v: Verdict) -> dict[str, Any]:
     def plain(x):
         return None if isinstance(x, float) and not math.isfinite(x) else x
 
-    return {"verdict": v.word, "estimate": plain(v.estimate), "interval": [plain(x) for x in v.interval],
+    return {"verdict": v.word, "reason": getattr(v, "reason", ""), "estimate": plain(v.estimate), "interval": [plain(x) for x in v.interval],
             "level": v.level, "p_value": plain(getattr(v, "p_value", math.nan)), "test": getattr(v, "test", ""),
             "n": getattr(v, "n", 0), "intervals": [[plain(x) for x in i] for i in getattr(v, "intervals", ())],
             "values": list(v.values), "values_b": list(v.values_b), "method": v.method, "sentence": v.sentence}
@@ -97,7 +106,8 @@ def decide_claim(claim: Claim, study: DeepSeaStudy, level: float = LEVEL) -> dic
             "labels": [lines[k].display for k in claim.lines], "quantity": claim.quantity, "test": claim.test,
             "margin": claim.margin, "note": claim.note}
     if claim.test == "not_testable":
-        return {**head, "verdict": NOT_TESTABLE, "sentence": f"{NOT_TESTABLE}: {claim.note}"}
+        return {**head, "verdict": NOT_TESTABLE, "reason": NOT_ON_THIS_TASK,
+                "sentence": not_testable(NOT_ON_THIS_TASK, claim.note)}
     name = " - ".join(lines[k].display for k in claim.lines)
     if claim.test == "share":
         found = claim_values(study, claim.lines[0], claim.quantity)
@@ -113,19 +123,30 @@ def decide_claim(claim: Claim, study: DeepSeaStudy, level: float = LEVEL) -> dic
                            level, claim=f"solved {name}")
     elif claim.test in ("fisher", "sign_flip"):
         v = paired_verdict(a, b, claim.direction, level, claim=f"{claim.quantity.replace('_', ' ')} {name}")
-    else:  # equivalence
+    else:  # equivalence: testable only when the positive control leaves the floor
         seeds = sorted(a)
+        control_line = POSITIVE_CONTROLS.get(claim.name)
+        control = None
+        if control_line is not None:
+            if control_line not in lines:
+                raise ValueError(f"claim {claim.name}: its positive control {control_line!r} is not among the "
+                                 f"study's lines ({', '.join(lines)}); run it in the same study")
+            of_control = claim_values(study, control_line, claim.quantity)
+            control = [of_control[s] for s in seeds]
         v = equivalence_verdict([a[s] for s in seeds], [b[s] for s in seeds], claim.margin, level, seeds_a=seeds,
-                                seeds_b=seeds, claim=f"{claim.quantity.replace('_', ' ')} {name}")
+                                seeds_b=seeds, claim=f"{claim.quantity.replace('_', ' ')} {name}", control=control,
+                                floor=FLOORS.get(claim.quantity))
+        return {**head, **verdict_dict(v), "positive_control": control_line or "the two lines"}
     return {**head, **verdict_dict(v)}
 
 
 def decide_plan(plan: Plan, study: DeepSeaStudy, level: float = LEVEL) -> dict[str, Any]:
     """``{"verdict": the paper verdict, "kit_verdict": the kit verdict (None without kit claims),
     "claims": {name: decided claim}}``; each verdict combines its claims by
-    :func:`~pcnn_explore.verdicts.combine_verdicts`."""
+    :func:`~pcnn_explore.verdicts.combine_verdicts` (the paper verdict by
+    :func:`~pcnn_explore.verdicts.notebook_verdict`: ``not testable`` with its reason)."""
     claims = {c.name: decide_claim(c, study, level) for c in plan.claims}
-    paper = [c["verdict"] for c in claims.values() if c["kind"] == "paper"]
+    paper = [c["sentence"] for c in claims.values() if c["kind"] == "paper"]
     kit = [c["verdict"] for c in claims.values() if c["kind"] == "kit"]
-    return {"verdict": combine_verdicts(paper), "kit_verdict": combine_verdicts(kit) if kit else None,
+    return {"verdict": notebook_verdict(paper), "kit_verdict": combine_verdicts(kit) if kit else None,
             "claims": claims}

@@ -9,12 +9,22 @@ from typing import Any
 
 from pcnn_explore.experiments.agents.preregistered import LEVEL
 from pcnn_explore.run.variants import MMC_BETA
-from pcnn_explore.verdicts import Verdict, combine_verdicts, paired_verdict, progress_verdict
+from pcnn_explore.verdicts import (
+    NOT_TESTABLE,
+    TOO_FEW_SEEDS,
+    Verdict,
+    combine_verdicts,
+    not_testable,
+    notebook_verdict,
+    paired_verdict,
+    progress_verdict,
+)
 from pcnn_explore.experiments.agents.reactor_lines import LINES
 
 __all__ = ["PAPER", "ReactorClaim", "CLAIMS", "NOT_TESTABLE", "decide", "overall", "kit_overall"]
 
-NOT_TESTABLE = "not testable at this profile"
+#: the paper verdict of a smoke run, which checks the plumbing only
+SMOKE = not_testable(TOO_FEW_SEEDS, "smoke runs check the plumbing only")
 
 PAPER = {
     "fig7_fig8": "Reactor-PixelCNN improves on Reactor on a large fraction of the 57 games, in area under the "
@@ -65,7 +75,7 @@ for _c in CLAIMS:  # a paper claim compares the paper's lines and baselines only
 
 # ------------------------------------------------------------------------------- verdicts
 def _fields(v: Verdict) -> dict[str, Any]:
-    return {"word": v.word, "estimate": v.estimate, "interval": list(v.interval), "p_value": v.p_value, "n": v.n,
+    return {"word": v.word, "reason": v.reason, "estimate": v.estimate, "interval": list(v.interval), "p_value": v.p_value, "n": v.n,
             "test": v.test, "values": list(v.values), "values_b": list(v.values_b), "method": v.method,
             "sentence": v.sentence}
 
@@ -80,7 +90,7 @@ def decide(study: dict[str, Any], seeds, variants, level: float = LEVEL) -> dict
     "sentence", ...}``. Paired claims: :func:`~pcnn_explore.verdicts.paired_verdict` of a's and b's
     per-seed values keyed by seed id. ``traces_cut``: the exact sign flip of beta - product over the
     seeds whose Reactor-CTS runs replayed a large reward from an episode's first step
-    (``inconclusive`` with fewer than 2 such seeds)."""
+    (``not testable: too few seeds at this profile`` with fewer than 6 such seeds)."""
     per, seeds, out = study["per_seed"], list(seeds), {}
     for c in CLAIMS:
         if not all(k in variants for k in c.lines):
@@ -94,9 +104,10 @@ def decide(study: dict[str, Any], seeds, variants, level: float = LEVEL) -> dict
             extra = {"mmc_beta": beta, "seeds_with_replays": len(got), "products": list(got.values()),
                      "product_seeds": list(got)}
             if len(got) < 2:
-                out[c.name] = {**head, "word": "inconclusive", "p_value": math.nan, "n": len(got),
-                               "sentence": f"inconclusive: {len(got)} seed(s) replayed a large reward from an "
-                                           "episode's first step (the test needs 2 or more)", **extra}
+                out[c.name] = {**head, "word": NOT_TESTABLE, "reason": TOO_FEW_SEEDS, "p_value": math.nan,
+                               "n": len(got), "sentence": not_testable(
+                                   TOO_FEW_SEEDS, f"{len(got)} seed(s) replayed a large reward from an episode's "
+                                                  "first step; the test needs 6 or more"), **extra}
             else:
                 v = progress_verdict([beta - p for p in got.values()], 0.0, level,
                                      claim=f"MMC beta {beta:g} - prod c from x_0 ({labels[0]})")
@@ -117,17 +128,17 @@ def _words(claims: dict[str, dict[str, Any]], kind: str) -> list[str]:
 
 def overall(profile: str, claims: dict[str, dict[str, Any]]) -> str:
     """The paper verdict: the paper claims' words combined by
-    :func:`pcnn_explore.verdicts.combine_verdicts` (the one rule); kit claims never enter it; smoke or
-    no paper claim: not testable at this profile."""
+    :func:`pcnn_explore.verdicts.notebook_verdict` (the one rule; ``not testable`` with its reason); kit
+    claims never enter it; smoke or no paper claim: not testable (too few seeds at this profile)."""
     words = _words(claims, "paper")
     if profile == "smoke" or not words:
-        return NOT_TESTABLE
-    return combine_verdicts(words)
+        return SMOKE if profile == "smoke" else not_testable(TOO_FEW_SEEDS, "no paper claim's lines were run")
+    return notebook_verdict([c.get("sentence") or c["word"] for c in claims.values() if c["kind"] == "paper"])
 
 
 def kit_overall(profile: str, claims: dict[str, dict[str, Any]]) -> str | None:
     """The kit verdict, beside the paper's: the kit claims' words combined by the same rule (None: no
-    kit claim; smoke: not testable at this profile)."""
+    kit claim; smoke: not testable)."""
     words = _words(claims, "kit")
     if not words:
         return None

@@ -31,7 +31,7 @@ PAPER = {"verdict": "the pseudo-count bonus (with MMC) makes DQN explore: it rea
 #: kit's own question, answered "holds" / "does not hold" / "undecided"; never counted as agreement
 #: with the paper)
 KINDS = ("paper", "kit")
-NOT_TESTABLE = "not testable at this profile"
+NOT_TESTABLE = "not testable"  # the word of pcnn_explore.verdicts
 
 
 def _combine(words: list[str]) -> str | None:
@@ -50,9 +50,9 @@ def _hard(table: dict[str, dict[int, dict[str, Any]]]) -> list[int]:
 def _reached_tests(table: dict[str, dict[int, dict[str, Any]]], agents) -> dict[int, dict[str, dict[str, Any]]]:
     """Per N where both ran and per agent of ``agents``: the agent's seeds that reached the goal late
     against DQN's, by Fisher's exact test (:func:`pcnn_explore.verdicts.solved_verdict`, each seed keyed
-    by its id); "not testable at this profile" with fewer seeds per line than
+    by its id); "not testable: too few seeds at this profile" with fewer seeds per line than
     :func:`pcnn_explore.verdicts.seeds_needed` gives for it."""
-    from pcnn_explore.verdicts import seeds_needed, solved_verdict
+    from pcnn_explore.verdicts import TOO_FEW_SEEDS, not_testable, seeds_needed, solved_verdict
 
     need = seeds_needed("fisher")
     tests: dict[int, dict[str, dict[str, Any]]] = {}
@@ -67,11 +67,12 @@ def _reached_tests(table: dict[str, dict[int, dict[str, Any]]], agents) -> dict[
             if min(len(a), len(b)) < need:
                 tests.setdefault(n, {})[v] = {
                     "word": NOT_TESTABLE, "test": "fisher", "p_value": None, "n": len(a) + len(b),
-                    "sentence": f"{NOT_TESTABLE}: {claim}: {sum(a.values())}/{len(a)} vs {sum(b.values())}/{len(b)}; "
-                                f"Fisher's exact test needs at least {need} seeds per line to reach 0.025"}
+                    "reason": TOO_FEW_SEEDS, "sentence": not_testable(
+                        TOO_FEW_SEEDS, f"needs {need} per line, has {min(len(a), len(b))}") + f": {claim}: "
+                        f"{sum(a.values())}/{len(a)} vs {sum(b.values())}/{len(b)}"}
                 continue
             t = solved_verdict(a, b, "greater", claim=claim)
-            tests.setdefault(n, {})[v] = {"word": t.word, "test": t.test, "p_value": t.p_value, "n": t.n,
+            tests.setdefault(n, {})[v] = {"word": t.word, "reason": t.reason, "test": t.test, "p_value": t.p_value, "n": t.n,
                                           "intervals": [list(i) for i in t.intervals], "sentence": t.sentence}
     return tests
 
@@ -157,11 +158,16 @@ def _check_kinds(goals: dict[str, dict[str, Any]]) -> None:
 
 def verdict(profile: str, goals: dict[str, dict[str, Any]]) -> str:
     """The notebook's verdict on the paper, from the goals of kind "paper" alone (their ``word``s
-    combined: agrees, partly, differs or inconclusive); "not testable at this profile" for smoke or
-    when no paper goal was decided. Goals of kind "kit" never enter it. Every goal needs a kind."""
+    combined: agrees, partly, mixed, differs, inconclusive or not testable); "not testable: too few seeds
+    at this profile" for smoke or when no paper goal was decided. Goals of kind "kit" never enter it.
+    Every goal needs a kind."""
+    from pcnn_explore.verdicts import TOO_FEW_SEEDS, not_testable
+
     _check_kinds(goals)
     word = _combine([g["word"] for g in goals.values() if g["kind"] == "paper" and g.get("word") is not None])
-    return "not testable at this profile" if profile == "smoke" or word is None else word
+    if profile == "smoke" or word is None or word == NOT_TESTABLE:
+        return not_testable(TOO_FEW_SEEDS)
+    return word
 
 
 def _status(h: bool | None) -> str:
@@ -170,14 +176,14 @@ def _status(h: bool | None) -> str:
 
 def findings(profile: str, goals: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
     """One entry per goal: ``{"name", "kind", "answer"}``; a paper goal's answer is its verdict word
-    (smoke or undecided: "not testable at this profile"), a kit goal's "holds", "does not hold",
+    (smoke or undecided: "not testable"), a kit goal's "holds", "does not hold",
     "undecided" (run, but its test decided neither way) or "not run at this profile" (never a verdict
     word on the paper)."""
     _check_kinds(goals)
     out = []
     for name, g in goals.items():
         if g["kind"] == "paper":
-            answer = "not testable at this profile" if profile == "smoke" or g.get("word") is None else g["word"]
+            answer = NOT_TESTABLE if profile == "smoke" or g.get("word") is None else g["word"]
         elif g.get("holds") is None and g.get("word") is not None:
             answer = "undecided"
         else:
