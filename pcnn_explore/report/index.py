@@ -32,16 +32,16 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from pcnn_explore.atomic import write_text_atomic
-from pcnn_explore.report.claims import claims_of, scope, short_claim, unverdict, words
-from pcnn_explore.report.tables import value_html
-from pcnn_explore.verdicts import VERDICT_COLOURS, VERDICTS, word_of
+from pcnn_explore.report.claims import SMOKE_REASON, claims_of, scope, unverdict, words
+from pcnn_explore.report.first_screen import SCORES, decision_rule, notebook_row, legend_of_tests
+from pcnn_explore.report.tables import plain_words, value_html
+from pcnn_explore.verdicts import NOT_TESTABLE, VERDICT_COLOURS, VERDICTS, word_of
 
 __all__ = ["VERDICTS", "notebook_verdict", "verdict_word", "main_figure", "write_index", "RECORDS"]
 
 #: the file, beside index.html, holding one record per notebook run
 RECORDS = "index.json"
-_COLOURS = {**VERDICT_COLOURS, "no verdict": "#757575", "failed": "#c62828"}
-NOT_TESTABLE = VERDICTS[-1]  # "not testable at this profile"
+_COLOURS = {**VERDICT_COLOURS, "no verdict": "#757575", "failed": "#c62828", SCORES: "#37474f"}
 
 
 def notebook_verdict(metrics: Mapping | None, status: str = "ok", error: str | None = None) -> tuple[str, str]:
@@ -62,7 +62,7 @@ def notebook_verdict(metrics: Mapping | None, status: str = "ok", error: str | N
     word = word_of(text)
     if metrics.get("profile") == "smoke" and word != NOT_TESTABLE:
         reading = f" (the notebook's reading, not a verdict: {text})" if text else ""
-        return NOT_TESTABLE, f"{NOT_TESTABLE}: smoke runs check the plumbing only{reading}"
+        return NOT_TESTABLE, f"{NOT_TESTABLE}: {SMOKE_REASON}{reading}"
     return word or "no verdict", text
 
 
@@ -115,8 +115,9 @@ def _badge(word: str) -> str:
 
 
 def _text(s) -> str:
-    """``s`` escaped for a text node (quotes kept as they are: no ``&#x27;`` in the reader's text)."""
-    return html.escape(str(s), quote=False)
+    """``s`` in plain words (:func:`pcnn_explore.report.tables.plain_words`) escaped for a text node
+    (quotes kept as they are: no ``&#x27;`` in the reader's text)."""
+    return html.escape(plain_words(str(s)), quote=False)
 
 
 def _claim_rows(claims) -> str:
@@ -124,7 +125,10 @@ def _claim_rows(claims) -> str:
     def row(c):
         mark = '<span class="kit">kit:</span> ' if c.kind == "kit" else ""
         number = _text(c.number) if c.number else '<span class="none">&ndash;</span>'
-        return (f'<tr><td>{mark}{_text(c.claim)}</td><td>{_badge(c.word)}</td><td>{number}</td>'
+        if c.p is not None and c.number:
+            number += f", p = {c.p:.3g}"
+        why = f'<br><span class="reason">{_text(c.reason)}</span>' if c.reason else ""
+        return (f'<tr><td>{mark}{_text(c.claim)}</td><td>{_badge(c.word)}{why}</td><td>{number}</td>'
                 f'<td>{_text(c.test)}</td></tr>')
     paper = [c for c in claims if c.kind != "kit"]
     kit = [c for c in claims if c.kind == "kit"]
@@ -185,15 +189,23 @@ def _section(rec: dict, out: Path) -> tuple[str, str]:
         img = f'<img class="thumb" src="{src}" alt="main figure of {html.escape(name)}">'
         thumb = f'<a href="{html.escape(href)}">{img}</a>' if href else img
     status = '<span class="ok">ok</span>' if rec["status"] == "ok" else '<span class="failed">failed</span>'
-    row = (f'<tr><td><code>{link}</code></td><td>{_badge(word)}</td>'
-           f'<td>{_text(short_claim(name, paper_sentence))}</td>'
+    first = notebook_row(name, metrics, word, sentence)
+    number = _text(first.number) if first.number else '<span class="none">&ndash;</span>'
+    if first.word == SCORES:  # the scores stand in place of a word
+        answer = f'<td class="number" colspan="2">{number}</td>'
+    else:
+        answer = f'<td class="number">{number}</td><td>{_badge(word)}</td>'
+    changed = (metrics or {}).get("rerendered") if isinstance((metrics or {}).get("rerendered"), Mapping) else None
+    was = f" (before the {changed.get('rules')} rules: {changed.get('was')})" if changed else ""
+    row = (f'<tr><td><code>{link}</code></td><td class="paper">{_text(first.paper)}</td>{answer}'
+           f'<td class="reason">{_text(first.reason + was)}</td>'
            f'<td class="run">{status}, {_duration(rec["seconds"])}'
-           + (f', commit {_text(rec["commit"])}' if rec.get("commit") else "") + f'</td><td>{thumb}</td></tr>')
+           + (f', commit {_text(rec["commit"])}' if rec.get("commit") else "") + f' {thumb}</td></tr>')
     claims = claims_of(name, metrics) if rec["status"] == "ok" else []
     if rec["status"] != "ok":
         why = _text(sentence)
     elif smoke:
-        why = f"{NOT_TESTABLE}: smoke runs check the plumbing only"
+        why = f"{NOT_TESTABLE}: {SMOKE_REASON}"
     else:
         why = _text(sentence if len(claims) <= 1 else f"{word}: over the claims below")
     table = _claim_rows(claims) if claims else '<p class="none">no finding recorded</p>'
@@ -213,7 +225,14 @@ def _section(rec: dict, out: Path) -> tuple[str, str]:
     fold.append(_parts(metrics))
     details = "".join(x for x in fold if x)
     paper_p = f'<p class="paper">The paper: {_text(paper_sentence)}</p>' if paper_sentence else ""
-    detail = (f'<section id="{html.escape(name)}"><h2><code>{link}</code> {_badge(word)}</h2>'
+    if changed:
+        paper_p += (f'<p class="changed">Verdict changed under the {_text(changed.get("rules"))} rules: was '
+                    f'{_text(changed.get("was"))}, now {_text(changed.get("now"))}, because '
+                    f'{_text(changed.get("because"))}. The notebook\'s own page shows the verdict of its run.</p>')
+    heading = _badge(word if first.word != SCORES else SCORES)
+    if first.word == SCORES:
+        why = _text(f"{first.number}; {first.reason}")
+    detail = (f'<section id="{html.escape(name)}"><h2><code>{link}</code> {heading}</h2>'
               f'<p class="verdict">{why}</p>{paper_p}{table}'
               + (f"<details><summary>details: the notebook's sentences and key figures</summary>{details}</details>"
                  if details else "") + "</section>")
@@ -248,42 +267,56 @@ def write_index(results: Sequence, out: str | os.PathLike, profile: str, merge: 
     banner = ('<div class="banner"><strong>Smoke profile: a plumbing check.</strong> Its numbers mean nothing and no '
               'verdict on the paper can be read from them. Run <code>pcnn-explore reproduce --profile study</code> '
               'for CPU-scale results.</div>' if "smoke" in profiles else "")
+    metrics = {r["name"]: _metrics(out, r) for r in records}
     counts = {w: 0 for w in (*VERDICTS, "no verdict", "failed")}
     for r in records:
-        counts[verdict_word(_metrics(out, r), r["status"])] += 1
+        counts[verdict_word(metrics[r["name"]], r["status"])] += 1
     tally = " · ".join(f"{_badge(w)} {n}" for w, n in counts.items() if n)
-    legend = " ".join(_badge(w) for w in VERDICTS)
     n_ok = sum(r["status"] == "ok" for r in records)
-    rests = scope({r["name"]: _metrics(out, r) for r in records})
+    rests = scope(metrics)
     scope_line = (f"The agent verdicts rest on DeepSea alone ({html.escape(rests)})." if rests else
                   "No agent notebook is in this run.")
+    claims = [c for r in records if r["status"] == "ok" for c in claims_of(r["name"], metrics[r["name"]])]
+    rule = _text(decision_rule(claims))
+    words_legend = " ".join(_badge(w) for w in VERDICTS)
+    body = "\n".join(rows) + "\n".join(details)
+    tests = "".join(f"<li><strong>{_text(n)}</strong>: {_text(w)}</li>" for n, w in legend_of_tests(html.unescape(body)))
+    tests_html = f'<ul class="tests">{tests}</ul>' if tests else ""
     page = f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>pcnn-explore reproduce ({html.escape(profile)})</title>
 <style>
-body {{ font-family: sans-serif; margin: 2em; max-width: 1200px; }} table {{ border-collapse: collapse; }}
+body {{ font-family: sans-serif; margin: 2em; max-width: 1400px; }} table {{ border-collapse: collapse; }}
 td, th {{ border: 1px solid #ccc; padding: 4px 8px; vertical-align: top; text-align: left; }}
 table.fig td, table.fig th {{ border: none; border-bottom: 1px solid #eee; font-size: 90%; }}
 .ok {{ color: #060; font-weight: bold; }} .failed {{ color: #a00; font-weight: bold; }}
 .badge {{ color: white; padding: 2px 8px; border-radius: 4px; font-weight: bold; white-space: nowrap; }}
 .banner {{ background: #fff3cd; border: 2px solid #b7791f; padding: 10px; margin-bottom: 1em; }}
 img.thumb {{ max-width: 90px; max-height: 1.6em; vertical-align: middle; }} .verdict {{ font-size: 95%; }}
-table.overview td {{ padding: 1px 8px; white-space: nowrap; }} table.claims td {{ font-size: 95%; }}
+table.overview td {{ padding: 2px 6px; font-size: 90%; }} table.overview td.run {{ font-size: 80%; width: 9em; }}
+table.overview td.reason, span.reason {{ color: #444; font-size: 85%; }} table.claims td {{ font-size: 95%; }}
 span.kit {{ font-weight: bold; color: #555; }} tr.kit-head td {{ font-style: italic; background: #f6f6f6; }}
-details {{ margin: 0.4em 0 1em; }} p.scope {{ font-size: 105%; }}
+details {{ margin: 0.4em 0 1em; }} p.scope {{ font-size: 105%; }} p.rule {{ font-weight: bold; }}
 code {{ white-space: nowrap; }} table.sub td, table.sub th {{ border: 1px solid #eee; padding: 2px 6px; font-size: 95%; }}
 h4.group {{ margin: 0.8em 0 0.2em; font-weight: normal; font-style: italic; }} p.paper {{ margin: 0.2em 0; color: #555; }}
-ul.items {{ margin: 0; padding-left: 1.2em; }} span.none {{ color: #999; }}
+ul.items {{ margin: 0; padding-left: 1.2em; }} span.none {{ color: #999; }} ul.tests {{ font-size: 90%; }}
 </style></head><body>
 <h1>pcnn-explore reproduce: profile <code>{html.escape(", ".join(sorted(profiles)))}</code></h1>
 <p class="scope">{scope_line} No Atari agent result of the paper is reproduced here: the paper's agents ran
 150M Atari frames; the kit's agent notebooks test its claims on DeepSea at the sizes above.</p>
 {banner}
-<p>{n_ok} of {len(records)} notebooks succeeded; total run time {_duration(sum(r["seconds"] for r in records))}.
-Verdicts: {tally}</p>
-<p class="legend">The verdict words: {legend}</p>
-<table class="overview"><tr><th>notebook</th><th>verdict</th><th>the claim</th><th>run</th><th>figure</th></tr>
+<p class="rule">{rule}</p>
+<table class="overview"><tr><th>notebook</th><th>the paper</th><th>this kit: the first paper claim's number, 95% interval, n</th><th>verdict</th><th>why not "agrees"</th><th>run, figure</th></tr>
 {chr(10).join(rows)}
 </table>
+<p>{n_ok} of {len(records)} notebooks succeeded; total run time {_duration(sum(r["seconds"] for r in records))}.
+Verdicts: {tally}</p>
+<p class="legend">The verdict words: {words_legend}</p>
+<p>A notebook agrees when at least one paper claim is testable and every testable one agrees; partly when some agree
+and none differ; mixed when some agree and some differ; differs when every decided claim differs; inconclusive when
+claims are testable and none is decided; not testable (with its reason) when no paper claim is testable: too few
+seeds at this profile, not testable on this task, or the lines do not move (an equivalence or no-progress claim whose
+positive control in the same runs does not leave the floor).</p>
+{tests_html}
 <h2>Each notebook: the paper's sentence, then one row per claim</h2>
 {chr(10).join(details)}
 </body></html>

@@ -7,6 +7,7 @@ Usage::
     pcnn-explore reproduce --profile paper --out runs/paper   # the paper's budgets (GPU)
     pcnn-explore reproduce --only 03                # only notebooks whose name contains "03"
     pcnn-explore reproduce --only "0[1-3]_*"        # or a glob on the file name
+    pcnn-explore reproduce --rerender docs/study-report   # no runs: verdicts decided again from stored metrics
 
 Every ``NN_*.ipynb`` notebook shipped with the package (``notebooks/`` in a checkout; two digits,
 an underscore, a name) runs in order with papermill (kernel ``python3``, working directory
@@ -312,6 +313,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--notebooks", metavar="DIR", default=None,
                         help=f"folder holding the NN_*.ipynb notebooks (default: {DEFAULT_NOTEBOOKS})")
     parser.add_argument("--kernel", default=DEFAULT_KERNEL, help="Jupyter kernel name (default: python3)")
+    parser.add_argument("--rerender", metavar="DIR", default=None,
+                        help="run no notebook: decide every verdict of the report in DIR again from its stored "
+                             "metrics.json under the current rules and write DIR/index.html and index.json again "
+                             "(pcnn_explore.report.rerender)")
     parser.add_argument("--compact", action="store_true",
                         help="keep a report small enough to ship: drop each notebook's training runs and executed "
                              ".ipynb after it ran (its HTML keeps cells and outputs) and store its figures with a "
@@ -321,6 +326,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run_cli(args: argparse.Namespace) -> int:
     import sys
 
+    if getattr(args, "rerender", None):
+        from pcnn_explore.report.rerender import rerender
+
+        try:
+            changes = rerender(args.rerender)
+        except (FileNotFoundError, ValueError) as exc:
+            print(f"pcnn-explore reproduce: error: {exc}", file=sys.stderr)
+            return 2
+        for line in changes:
+            print(line)
+        print(f"{len(changes)} notebook verdict(s) changed; summary: {Path(args.rerender) / 'index.html'}")
+        return 0
     try:
         results = reproduce(args.profile, args.only, args.out, args.notebooks, args.kernel,
                             compact=getattr(args, "compact", False))

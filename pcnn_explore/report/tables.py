@@ -20,9 +20,10 @@ table, a row per record. The name ``verdict`` is left out (the index shows it ab
 from __future__ import annotations
 
 import html
+import re
 from typing import Any, Mapping
 
-__all__ = ["value_html", "comparison", "EMPTY"]
+__all__ = ["value_html", "comparison", "plain_words", "EMPTY"]
 
 #: a missing value (a name one side does not give)
 EMPTY = ""
@@ -31,6 +32,16 @@ _NONE = '<span class="none">&ndash;</span>'
 #: a string this long (characters) or longer is a sentence: a list of them is one item a line
 _SENTENCE = 40
 _MISSING = object()
+
+
+_MMC_BETA = re.compile(r"\b(?:MMC|mmc)[ _]beta\b")
+_BONUS_BETA = re.compile(r"\b(?:bonus scale |bonus_scale_)?beta(?:_N)?\b")
+
+
+def plain_words(text: str) -> str:
+    """``text`` with its two betas named: the mixed Monte Carlo mix (``MMC beta 0.1``, ``mmc_beta``) ->
+    ``MMC mix``, and the bonus's scale (``beta 0.05``, ``the bonus scale beta 10 times``) -> ``bonus scale``."""
+    return _BONUS_BETA.sub("bonus scale", _MMC_BETA.sub("MMC mix", str(text)))
 
 
 def _is_record(v: Any) -> bool:
@@ -46,7 +57,7 @@ def _scalar(v: Any) -> str:
         return f"{v:,}"
     if isinstance(v, float):
         return html.escape(f"{v:.4g}")
-    return html.escape(str(v))
+    return html.escape(plain_words(str(v)))
 
 
 def _grid(rows: Mapping[str, Mapping] | list[Mapping], name: str = "") -> str:

@@ -1,0 +1,189 @@
+"""The index's first screen: one row per notebook that answers, the decision rule, the tests' names.
+
+:func:`notebook_row` builds a notebook's row from its ``metrics.json`` (:class:`Row`): the paper's
+sentence (:func:`pcnn_explore.report.claims.short_claim`), this kit's number for its first paper
+claim with the interval and n (:func:`claim_number`), the notebook's verdict word, and a one-line
+reason wherever the word is not ``agrees`` (:func:`reason_line`). 14 holds the kit's question and no
+paper claim: its row gives bsuite's deep-sea score of the paper's DQN-CTS against DQN in place of a
+word (:func:`deep_sea_scores`).
+
+:func:`decision_rule` is the one sentence that says how a claim is decided and how many of the claims
+tested would agree by chance alone; :func:`legend_of_tests` explains, once each, the names of the tests
+that appear on the page.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+from typing import Any, Iterable, Mapping, Sequence
+
+from pcnn_explore.report.claims import Claim, claims_of, short_claim
+from pcnn_explore.verdicts import MIN_SEEDS, NOT_TESTABLE
+
+__all__ = ["Row", "notebook_row", "claim_number", "reason_line", "deep_sea_scores", "decision_rule", "legend_of_tests",
+           "TESTS", "LEVEL", "SCORES"]
+
+#: each claim's one-sided level
+LEVEL = 0.025
+#: the word of a row that gives scores in place of a verdict (14)
+SCORES = "scores"
+
+#: the tests' names as the page writes them, each explained once in words (the first pattern that
+#: matches the page's text names the entry)
+TESTS: tuple[tuple[str, str, str], ...] = (
+    ("Fisher's exact test", r"\bfisher\b",
+     "compares how many seeds of two lines solved the task; p is the chance of a split at least this "
+     "lopsided if both lines solved alike, counted exactly"),
+    ("sign-flip test", r"sign[- ]flip",
+     "pairs the two lines by seed and flips the sign of each seed's difference in every possible way; "
+     "p is the share of flips whose mean difference is at least the one seen"),
+    ("permutation test", r"permutation test",
+     "shuffles the seeds' labels between two unpaired lines in every possible way; p is the share of "
+     "shuffles whose difference is at least the one seen"),
+    ("TOST", r"\btost\b|two one-sided",
+     "two one-sided tests for equivalence: the difference is shown above -margin and below +margin, "
+     "each at 0.025; only then do the lines do as well as each other"),
+    ("Clopper-Pearson interval", r"clopper",
+     "the exact 95% interval of a share of seeds, from the binomial distribution"),
+    ("Monte Carlo", r"monte carlo of|seeded draws",
+     "beyond about 20 seeds the flips or shuffles are drawn at random (seeded, at least 100,000 draws) "
+     "and p's standard error is given"),
+    ("rise share", r"rise share",
+     "the largest rise of the held-out loss curve as a share of the curve's area (01's measure of stability)"),
+    ("paired t", r"paired t\b",
+     "Student's t interval over seeds; it decided the density claims before 0.3 and decides none now"),
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class Row:
+    """One notebook on the first screen (every field plain text)."""
+    name: str  # the notebook's stem
+    paper: str  # the paper's sentence, in about 15 words
+    number: str  # this kit's number for its first paper claim, with the interval and n (14: its scores)
+    word: str  # the notebook's verdict word, "failed", "no verdict", or SCORES (14)
+    reason: str  # one line wherever word is not "agrees"; "" where it is
+
+
+def _f(x: Any, digits: int = 2) -> str:
+    return "?" if x is None or (isinstance(x, float) and not math.isfinite(x)) else f"{float(x):.{digits}f}"
+
+
+def deep_sea_scores(metrics: Mapping | None) -> tuple[str, str] | None:
+    """(scores, reason) of a notebook that reports bsuite's deep-sea score per line (14's
+    ``lines[key].score_mean`` and ``score_interval``): ``"deep-sea score, DQN-CTS 0.28 [0.20, 0.40] vs
+    DQN 0.04 [0.00, 0.10], 10 seeds each"`` and the other lines with the sizes; None without them."""
+    lines = (metrics or {}).get("lines") if isinstance(metrics, Mapping) else None
+    if not isinstance(lines, Mapping) or not all(isinstance(lines.get(k), Mapping) and "score_mean" in lines[k]
+                                                 for k in ("paper_cts", "dqn")):
+        return None
+
+    def score(key: str) -> str:
+        line = lines[key]
+        iv = line.get("score_interval") or [None, None]
+        return f"{line.get('label', key)} {_f(line.get('score_mean'))} [{_f(iv[0])}, {_f(iv[1])}]"
+
+    n = len(lines["paper_cts"].get("seeds") or [])
+    head = f"deep-sea score, {score('paper_cts')} vs {score('dqn')}" + (f", {n} seeds each" if n else "")
+    others = [score(k) for k in lines if k not in ("paper_cts", "dqn") and isinstance(lines[k], Mapping)
+              and "score_mean" in lines[k]]
+    protocol = (metrics or {}).get("protocol") or {}
+    sizes = protocol.get("sizes") if isinstance(protocol, Mapping) else None
+    where = f"N = {', '.join(str(s) for s in sizes)}" if isinstance(sizes, list) and sizes else "bsuite's sizes"
+    reason = (f"the kit's question, no paper claim: bsuite's deep-sea score (share of sizes solved, {where}), "
+              "95% sign-flip intervals" + (f"; also {'; '.join(others)}" if others else ""))
+    return head, reason
+
+
+def claim_number(claim: Claim) -> str:
+    """A claim's number with its interval and n: ``"PG exponent b + 0.5 = 0.657, 95% [0.414, 0.9], n = 3
+    seeds"``; Fisher's counts (``1/10 vs 0/10``) carry their n already."""
+    number = claim.number
+    if not number:
+        return ""
+    if claim.n and not re.search(r"\b\d+/\d+\b", number):
+        number += f", n = {claim.n} {claim.n_unit}{'s' if claim.n != 1 else ''}"
+    return number
+
+
+def _short(reason: str, words: int = 14) -> str:
+    """A reason in one short line: its detail in brackets dropped, cut to ``words`` words."""
+    text = re.sub(r"\s*\(.*$", "", str(reason)).strip()
+    cut = text.split()
+    return " ".join(cut[:words]) + (" ..." if len(cut) > words else "")
+
+
+def reason_line(word: str, claims: Sequence[Claim], sentence: str = "") -> str:
+    """One line saying why a notebook's word is not ``agrees``: the reasons of its paper claims that
+    are not testable, the p of those undecided (above :data:`LEVEL`), the claims that differ; "" for
+    ``agrees``."""
+    if word == "agrees":
+        return ""
+    if word == "failed":
+        return sentence.splitlines()[0] if sentence else "the notebook failed"
+    paper = [c for c in claims if c.kind == "paper"] or list(claims)
+    if not paper:
+        return "the notebook records no claim"
+    parts = []
+    counts = {}
+    for c in paper:
+        counts[c.word] = counts.get(c.word, 0) + 1
+    if len(paper) > 1:
+        parts.append(", ".join(f"{k} {w}" for w, k in counts.items()) + f" of {len(paper)} paper claims")
+    reasons = list(dict.fromkeys(_short(c.reason) for c in paper if c.word == NOT_TESTABLE and c.reason))
+    if reasons:
+        parts.append("; ".join(r if r.startswith(NOT_TESTABLE) else f"{NOT_TESTABLE}: {r}" for r in reasons))
+    undecided = [c for c in paper if c.word == "inconclusive"]
+    if undecided:
+        ps = [c.p for c in undecided if c.p is not None]
+        parts.append("undecided" + (f": one-sided p = {', '.join(f'{p:.3g}' for p in ps)} > {LEVEL}" if ps else ""))
+    differ = [c for c in paper if c.word == "differs"]
+    if differ:
+        parts.append("differs: " + "; ".join(c.claim for c in differ[:2]) + (" ..." if len(differ) > 2 else ""))
+    return "; ".join(parts)
+
+
+def notebook_row(name: str, metrics: Mapping | None, word: str, sentence: str = "") -> Row:
+    """The first-screen row of notebook ``name`` with its verdict ``word`` (and the sentence behind
+    it, e.g. a failure's error): 14's scores in place of a word (:func:`deep_sea_scores`), else the
+    first paper claim's number (:func:`claim_number`) and :func:`reason_line`."""
+    metrics = metrics if isinstance(metrics, Mapping) else {}
+    paper = metrics.get("paper") if isinstance(metrics.get("paper"), Mapping) else {}
+    short = short_claim(name, str(paper.get("verdict") or ""))
+    if word != "failed" and metrics.get("profile") != "smoke":
+        scores = deep_sea_scores(metrics)
+        if scores is not None:
+            return Row(name, short, scores[0], SCORES, scores[1])
+    claims = claims_of(name, metrics) if word != "failed" else []
+    first = next((c for c in claims if c.kind == "paper"), None)
+    number = claim_number(first) if first is not None else ""
+    if first is not None and len([c for c in claims if c.kind == "paper"]) > 1 and number:
+        number = f"{first.claim}: {number}"
+    if not number:  # no paper claim gives one (06): the kit's first number, marked as the kit's
+        kit = next((c for c in claims if c.kind == "kit" and claim_number(c)), None)
+        if kit is not None:
+            number = f"the kit's reading, {kit.claim}: {claim_number(kit)}"
+    return Row(name, short, number, word, reason_line(word, claims, sentence))
+
+
+def decision_rule(claims: Iterable[Claim]) -> str:
+    """The one sentence of how claims are decided, with the count of paper claims tested (not
+    ``not testable``) and how many of them would agree by chance alone, were none of them true."""
+    paper = [c for c in claims if c.kind == "paper"]
+    tested = [c for c in paper if c.word in ("agrees", "differs", "inconclusive")]
+    agree = sum(c.word == "agrees" for c in tested)
+    k = len(tested)
+    chance = k * LEVEL
+    return (f"Each claim is tested at one-sided {LEVEL} with an exact test on at least {MIN_SEEDS} seeds per line "
+            f"(fewer seeds: not testable). Of the {len(paper)} paper claims here, {k} could be tested; were none of "
+            f"them true, about {k} x {LEVEL} = {chance:.2g} would agree by chance alone; {agree} "
+            f"agree{'s' if agree == 1 else ''}.")
+
+
+def legend_of_tests(text: str) -> list[tuple[str, str]]:
+    """(name, explanation) of each test of :data:`TESTS` whose name appears in ``text`` (the page),
+    in :data:`TESTS`' order, each once."""
+    low = str(text).lower()
+    return [(name, words) for name, pattern, words in TESTS if re.search(pattern, low)]
+

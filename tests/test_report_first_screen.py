@@ -1,0 +1,248 @@
+"""The report's first screen answers: one row per notebook with the paper's sentence, this kit's
+number for its first paper claim (interval and n), the verdict and a reason; 14's scores in place of a
+word; the decision rule and the count of claims tested in one sentence; each test's name explained.
+Read on hand-made metrics and on the shipped docs/study-report, which must also name no path of the
+machine that made it and decide no claim on fewer than 6 seeds."""
+from __future__ import annotations
+
+import html
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from pcnn_explore.report.claims import claims_of
+from pcnn_explore.report.compact import relative_paths
+from pcnn_explore.report.first_screen import SCORES, decision_rule, deep_sea_scores, notebook_row, legend_of_tests
+from pcnn_explore.report.rerender import rerender
+from pcnn_explore.report.tables import plain_words
+from pcnn_explore.verdicts import MIN_SEEDS, leaves_floor
+
+_REPORT = Path(__file__).resolve().parents[1] / "docs" / "study-report"
+_DECIDED = ("agrees", "differs", "inconclusive")
+
+
+def _record(word, values, values_b, p, sentence, test="sign_flip", kind="paper", **extra):
+    return {"kind": kind, "claim": extra.pop("claim", "A above B"), "verdict": word, "sentence": sentence,
+            "estimate": 0.25, "interval": [0.1, 0.4], "p_value": p, "test": test, "n": len(values),
+            "labels": ["A", "B"], "quantity": "success_rate", "method": f"paired sign flip over {len(values)} seeds",
+            "values": values, "values_b": values_b, **extra}
+
+
+# ------------------------------------------------------------------ the row builder, by hand
+def test_a_row_gives_the_first_paper_claims_number_interval_n_and_why():
+    m = {"profile": "study", "paper": {"verdict": "A beats B (Fig. 1)"}, "claims": {
+        "first": _record("inconclusive", [0.5] * 8, [0.25] * 8, 0.0625, "inconclusive: ..."),
+        "kit": _record("agrees", [1.0] * 8, [0.0] * 8, 0.004, "agrees: ...", kind="kit", claim="kit's question"),
+        "second": _record("not testable", [0.0] * 8, [0.0] * 8, None,
+                          "not testable: the lines do not move (neither line leaves the floor 0 at one-sided 0.025)",
+                          test="sign_flip_tost", claim="A as good as B")}}
+    row = notebook_row("99_x", m, "inconclusive")
+    assert row.paper == "A beats B"
+    # the paper's first claim (the kit's is never the row's number), its interval and its n
+    assert row.number == "A above B: success rate difference 0.25 (share of episodes), 95% [0.1, 0.4], n = 8 seeds"
+    assert row.word == "inconclusive"
+    assert row.reason == ("1 inconclusive, 1 not testable of 2 paper claims; not testable: the lines do not move; "
+                          "undecided: one-sided p = 0.0625 > 0.025")
+    assert notebook_row("99_x", m, "agrees").reason == ""  # no reason where the word is agrees
+
+
+def test_fisher_counts_carry_their_intervals_and_n():
+    m = {"profile": "study", "claims": {"c": _record("inconclusive", [1.0] + [0.0] * 9, [0.0] * 10, 0.5, "inconclusive",
+                                                     test="fisher", quantity="solved",
+                                                     intervals=[[0.0025, 0.445], [0.0, 0.308]])}}
+    (claim,) = claims_of("98_y", m)
+    assert claim.number == "seeds solved 1/10 [0.0025, 0.445] vs 0/10 [0, 0.308]"
+    assert notebook_row("98_y", m, "inconclusive").number == claim.number  # the counts hold n already
+
+
+def test_the_deep_sea_scores_stand_in_place_of_a_word():
+    line = lambda label, mean, lo, hi: {"label": label, "score_mean": mean, "score_interval": [lo, hi],  # noqa: E731
+                                        "seeds": list(range(401, 411))}
+    m = {"profile": "study", "lines": {"dqn": line("DQN", 0.04, 0.0, 0.1), "paper_cts": line("DQN-CTS", 0.28, 0.2, 0.4),
+                                       "kit": line("the kit's line", 0.98, 0.933, 1.0)},
+         "protocol": {"sizes": [10, 12]}}
+    row = notebook_row("14_deep_sea_scaling", m, "no verdict")
+    assert row.word == SCORES
+    assert row.number == "deep-sea score, DQN-CTS 0.28 [0.20, 0.40] vs DQN 0.04 [0.00, 0.10], 10 seeds each"
+    assert "N = 10, 12" in row.reason and "the kit's line 0.98 [0.93, 1.00]" in row.reason
+    # 07-10 keep per-line records under "lines" too, without scores: no scores read there
+    assert deep_sea_scores({"lines": {"dqn": {"label": "DQN"}, "paper_cts": {"label": "DQN-CTS"}}}) is None
+
+
+def test_a_not_testable_claim_gives_its_reason_and_a_number_without_an_interval():
+    m = {"profile": "study", "summary": {"claims": {"PixelCNN PG does not vanish": {
+        "kind": "paper", "claim": "PixelCNN PG does not vanish", "verdict": "not testable",
+        "sentence": "not testable: too few seeds at this profile (needs 6 per line, has 3): PixelCNN's PG exponent b = "
+                    "0.157 over 3 seeds, 95% interval [-inf, inf] (sign flip)",
+        "label": "PixelCNN's PG exponent b", "estimate": 0.157, "interval": [None, None], "n": 3, "values": [0.2] * 3}}}}
+    (claim,) = claims_of("00_pseudo_counts", m)
+    assert claim.reason == "too few seeds at this profile (needs 6 per line, has 3)"
+    row = notebook_row("00_pseudo_counts", m, "not testable")
+    assert row.number == "PixelCNN's PG exponent b 0.157, 95% interval unbounded on these seeds, n = 3 seeds"
+    assert row.reason == "not testable: too few seeds at this profile"
+
+
+def test_the_decision_rule_counts_the_claims_tested():
+    m = {"profile": "study", "claims": {
+        "a": _record("agrees", [1.0] * 6, [0.0] * 6, 0.016, "agrees"),
+        "b": _record("inconclusive", [1.0] * 6, [0.0] * 6, 0.2, "inconclusive"),
+        "c": _record("not testable", [0.0] * 3, [0.0] * 3, None, "not testable: too few seeds at this profile"),
+        "k": _record("agrees", [1.0] * 6, [0.0] * 6, 0.016, "agrees", kind="kit")}}
+    assert decision_rule(claims_of("97_z", m)) == (
+        "Each claim is tested at one-sided 0.025 with an exact test on at least 6 seeds per line (fewer seeds: not "
+        "testable). Of the 3 paper claims here, 2 could be tested; were none of them true, about 2 x 0.025 = 0.05 "
+        "would agree by chance alone; 1 agrees.")
+
+
+def test_the_legend_explains_the_tests_that_appear_once_each():
+    names = [n for n, _ in legend_of_tests("TOST p = 0.5 (two one-sided sign flips); Fisher exact; rise share; mixed "
+                                       "Monte Carlo")]
+    assert names == ["Fisher's exact test", "sign-flip test", "TOST", "rise share"]  # MMC is no Monte Carlo test
+    assert legend_of_tests("no test here") == []
+
+
+def test_two_betas_read_as_the_bonus_scale_and_the_mmc_mix():
+    assert plain_words("DQN-CTS, beta 0.5 (sensitivity)") == "DQN-CTS, bonus scale 0.5 (sensitivity)"
+    assert plain_words("MMC beta 0.1 - prod c") == "MMC mix 0.1 - prod c"
+    assert plain_words("the bonus scale beta 10 times the declared 0.05") == "the bonus scale 10 times the declared 0.05"
+    assert plain_words("betaine") == "betaine"
+
+
+def test_relative_paths_takes_the_machines_folder_out(tmp_path):
+    folder = tmp_path / "14_deep_sea_scaling"
+    folder.mkdir()
+    (folder / "metrics.json").write_text('{"source": "runs under /work/out2/14_deep_sea_scaling/runs"}')
+    (folder / "14_deep_sea_scaling.html").write_text('output_dir = "/home/a/b/14_deep_sea_scaling" '
+                                                     '<a href="14_deep_sea_scaling/x.png">')
+    changed = relative_paths(folder)
+    assert sorted(p.name for p in changed) == ["14_deep_sea_scaling.html", "metrics.json"]
+    assert (folder / "metrics.json").read_text() == '{"source": "runs under ./runs"}'
+    assert (folder / "14_deep_sea_scaling.html").read_text() == 'output_dir = "." <a href="14_deep_sea_scaling/x.png">'
+    assert relative_paths(folder) == []
+
+
+def test_rerender_decides_again_from_the_stored_values_and_says_what_changed(tmp_path):
+    nb = tmp_path / "02_episode_start_spikes"
+    nb.mkdir()
+    metrics = {"profile": "study", "paper": {"verdict": "spikes at episode starts"}, "summary": {
+        "seeds": [0, 2, 4], "spikes_near_start_fraction_per_seed": [1.0, 1.0, 1.0],
+        "chance_fraction_per_seed": [0.006, 0.007, 0.006],
+        "verdict": "agrees over 3 seeds: spikes at episode starts: agrees: near-start share - chance = 0.994"}}
+    (nb / "metrics.json").write_text(json.dumps(metrics))
+    (tmp_path / "index.json").write_text(json.dumps({"profile": "study", "notebooks": [
+        {"name": nb.name, "status": "ok", "seconds": 50.0, "output_dir": nb.name, "html": None}]}))
+    (tmp_path / "README.md").write_text("head\n<!-- verdict changes: written by pcnn-explore reproduce --rerender -->\n"
+                                        "old\n<!-- end of verdict changes -->\ntail\n")
+    line = ("02: verdict changed under the 0.3 rules: was agrees, now not testable: too few seeds at this profile, "
+            "because 1 of 1 paper claims rest on fewer than 6 seeds (too few seeds at this profile)")
+    assert rerender(tmp_path) == [line]
+    assert rerender(tmp_path) == [line]  # again: the run's verdict is still the one it was
+    stored = json.loads((nb / "metrics.json").read_text())
+    assert stored["summary"]["verdict"].startswith("not testable: too few seeds at this profile")
+    assert stored["summary"]["claims"]["spikes at episode starts"]["values"] == [1.0, 1.0, 1.0]
+    assert f"- {line}\n" in (tmp_path / "README.md").read_text() and "old" not in (tmp_path / "README.md").read_text()
+    page = (tmp_path / "index.html").read_text()
+    assert "Verdict changed under the 0.3 rules: was agrees, now not testable" in page
+    with pytest.raises(FileNotFoundError, match="index.json"):
+        rerender(tmp_path / "nothing")
+
+
+# ------------------------------------------------------------------ the shipped report
+def _shipped():
+    page = (_REPORT / "index.html").read_text()
+    records = json.loads((_REPORT / "index.json").read_text())["notebooks"]
+    metrics = {r["name"]: json.loads((_REPORT / r["output_dir"] / "metrics.json").read_text()) for r in records}
+    return page, metrics
+
+
+def _claim_records(m):
+    records = m.get("claims") if isinstance(m.get("claims"), dict) else (m.get("summary") or {}).get("claims")
+    return records if isinstance(records, dict) else {}
+
+
+def _overview_rows(page):
+    table = page.split('<table class="overview">', 1)[1].split("</table>", 1)[0]
+    return table.split("<tr>")[2:]
+
+
+def _cells(row):
+    return [html.unescape(re.sub(r"<[^>]+>", "", c)).strip() for c in re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)]
+
+
+def test_the_shipped_report_names_no_path_of_the_machine_that_made_it():
+    found = []
+    for f in _REPORT.rglob("*"):
+        if f.is_file() and f.suffix in (".html", ".json", ".md", ".ipynb"):
+            for m in re.finditer(r"(?<![\w.])/(?:work|home|root|tmp|Users|private|var/folders)/[^\s\"'<>]*", f.read_text()):
+                found.append(f"{f.relative_to(_REPORT)}: {m.group(0)}")
+    assert not found, found[:5]
+
+
+def test_no_paper_claim_of_the_shipped_report_agrees_from_two_lines_that_do_not_move():
+    _, metrics = _shipped()
+    checked = 0
+    for name, m in metrics.items():
+        for key, c in _claim_records(m).items():
+            if c.get("kind") == "kit" or (c.get("verdict") or c.get("word")) != "agrees":
+                continue
+            a, b = c.get("values") or [], c.get("values_b") or []
+            if not b:
+                continue
+            floor = min(a + b)
+            checked += 1
+            assert leaves_floor(a, floor) or leaves_floor(b, floor), (name, key)
+    assert checked >= 1  # 10's coverage claim agrees, its DQN-CTS line leaving DQN's floor
+
+
+def test_no_claim_of_the_shipped_report_is_decided_on_fewer_than_6_seeds():
+    _, metrics = _shipped()
+    few = 0
+    for name, m in metrics.items():
+        for key, c in _claim_records(m).items():
+            n = int(c.get("n_per_line") or len(c.get("values") or []) or 0)
+            word = c.get("verdict") or c.get("word")
+            if word in _DECIDED:
+                assert n >= MIN_SEEDS, (name, key, n, word)
+            elif 0 < n < MIN_SEEDS:
+                few += 1
+                assert word == "not testable" and c.get("reason") == "too few seeds at this profile", (name, key)
+                assert c["sentence"].startswith("not testable: too few seeds at this profile"), (name, key)
+    assert few >= 20  # the density notebooks' 3-seed claims all say so
+
+
+def test_the_shipped_first_screen_answers():
+    page, metrics = _shipped()
+    rows = _overview_rows(page)
+    assert len(rows) == len(metrics) == 15
+    for row in rows:
+        cells = _cells(row)
+        assert re.search(r"\d", cells[2]), cells  # every row gives a number
+        if cells[3] not in ("agrees",) and "colspan" not in row:
+            assert cells[4], cells  # and says why where the word is not agrees
+    scores = next(_cells(r) for r in rows if "14_deep_sea_scaling" in r)
+    lines = metrics["14_deep_sea_scaling"]["lines"]
+    expected = (f"DQN-CTS {lines['paper_cts']['score_mean']:.2f} [{lines['paper_cts']['score_interval'][0]:.2f}, "
+                f"{lines['paper_cts']['score_interval'][1]:.2f}] vs DQN {lines['dqn']['score_mean']:.2f} "
+                f"[{lines['dqn']['score_interval'][0]:.2f}, {lines['dqn']['score_interval'][1]:.2f}]")
+    assert expected in scores[2] and expected == "DQN-CTS 0.28 [0.20, 0.40] vs DQN 0.04 [0.00, 0.10]"
+    # the decision rule, counted from the claims the page shows, before the top table
+    claims = [c for name, m in metrics.items() for c in claims_of(name, m)]
+    rule = decision_rule(claims)
+    assert html.escape(rule, quote=False) in page and page.index('<p class="rule">') < page.index('class="overview"')
+    tested = sum(c.word in _DECIDED for c in claims if c.kind == "paper")
+    assert f"{tested} could be tested" in rule and f"{tested} x 0.025" in rule
+    text = html.unescape(re.sub(r"<[^>]+>", " ", re.sub(r"<style>.*?</style>", "", page, flags=re.S)))
+    for name, _ in legend_of_tests(text):
+        assert page.count(f"<strong>{html.escape(name, quote=False)}</strong>") == 1, name
+    assert "TOST" in text and "sign-flip test" in text
+    assert not re.search(r"\bbeta\b", text, re.I)  # "bonus scale" and "MMC mix", never two betas
+    assert " b - = " not in text and "b - (-0.5)" not in text  # the exponent reads as it should
+    # the notebooks whose verdicts changed say so, in the index and in the README
+    readme = (_REPORT / "README.md").read_text()
+    for name, m in metrics.items():
+        if m.get("rerendered"):
+            assert f"{name[:2]}: verdict changed under the 0.3 rules: was {m['rerendered']['was']}" in readme
+            section = page.split(f'<section id="{name}">', 1)[1].split("</section>", 1)[0]
+            assert "Verdict changed under the 0.3 rules" in section
