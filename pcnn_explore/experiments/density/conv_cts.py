@@ -161,7 +161,8 @@ def verdict(runs: list[ConvCTSResults]) -> str:
     main = first.main_rows()
     if not {"cts", "convcts", "pixelcnn"} <= set(first.table[main[0]]):
         return f"{dv.NOT_TESTABLE}: needs cts, convcts and pixelcnn (first seed's held-out loss {ranks})"
-    return dv.verdict_line(first.settings.profile, claims(runs), len(runs),
+    c = claims(runs)
+    return dv.verdict_line(first.settings.profile, c, len(runs), kit=dv.conv_cts_kit(c),
                            note=f"{CANNOT_DECIDE}; first seed's held-out loss {ranks}")
 
 
@@ -184,4 +185,7 @@ def summary(runs: list[ConvCTSResults]) -> dict:
         for m in results.table[row]:
             out[f"{row}_{m}_heldout_loss_nats_per_seed"] = [r.table[row][m]["heldout_loss"] for r in runs]
     out["verdict"] = verdict(runs)
+    if {"cts", "convcts", "pixelcnn"} <= set(results.table[results.main_rows()[0]]):
+        c = claims(runs)
+        out["claims"] = dv.claim_records(c, kit=dv.conv_cts_kit(c))
     return out

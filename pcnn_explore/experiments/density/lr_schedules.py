@@ -187,4 +187,5 @@ def summary(runs: list[LrScheduleResults]) -> dict:
     out.update({f"final_loss_{s}_{lr:g}_nats_per_seed": [r.final_loss[(s, lr)] for r in runs]
                 for (s, lr) in results.final_loss})
     out["verdict"] = verdict(runs)
+    out["claims"] = dv.claim_records(claims(runs))
     return out

@@ -212,4 +212,5 @@ def summary(runs: list[OnlineTrainingResults]) -> dict:
         out[f"heldout_area_{m}_nats_per_seed"] = [x["area"][m] for x in cs]
         out[f"worst_heldout_increase_{m}_nats_per_seed"] = [x["increase"][m] for x in cs]
     out["verdict"] = verdict(runs)
+    out["claims"] = dv.claim_records(claims(runs))
     return out

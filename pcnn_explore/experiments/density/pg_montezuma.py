@@ -180,4 +180,5 @@ def summary(runs: list[PgResults]) -> dict:
         for key, name in (("mean", "mean_pg_nats"), ("variability", "pg_variability"), ("peak_quantile", "peak_quantile")):
             out[f"{m}_{name}_per_seed"] = [r.stats[main][m][key] for r in runs]
     out["verdict"] = verdict(runs)
+    out["claims"] = dv.claim_records(claims(runs))
     return out
