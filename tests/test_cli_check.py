@@ -97,8 +97,11 @@ def test_record_check_prints_the_resolved_settings_and_writes_nothing(tmp_path, 
                                "--out", str(out), "--check"], capsys)
     assert status == 0 and err == ""
     assert stdout == ("settings: env=ALE/MontezumaRevenge-v5 policy=scripted density=cts warmup_frames=20 "
-                      "max_steps=30 episodes=1 seed=3 pg_scale=0.1 pg_schedule=inverse_sqrt sticky_actions=0.0 "
-                      f"device=cpu out={out}\ncheck passed: a recording would write {out}; nothing was written\n")
+                      "max_steps=30 episodes=1 seed=3 pg_scale=0.1 pg_schedule=inverse_sqrt bonus_scale=1.0 "
+                      f"sticky_actions=0.0 device=cpu out={out}\n"
+                      "bonus form: cts, c = 0.1 n^-1/2, beta = 1 (record's own form); train --bonus cts runs the "
+                      "paper's form by default, cts, c = 1 constant, beta = 0.05\n"
+                      f"check passed: a recording would write {out}; nothing was written\n")
     assert not out.exists() and snapshot(tmp_path) == before
 
 

@@ -6,6 +6,10 @@ the output file is written atomically, so it appears complete or not at all. ``-
 same checks, loads a checkpoint policy and builds the density model on ``--device`` (as a recording
 starts), prints the resolved settings and stops with status 0 before any env is built or episode
 played: nothing is left written.
+
+The density model and bonus form (``--density``, ``--pg-scale``, ``--pg-schedule``, ``--bonus-scale``)
+not given are a checkpoint policy's run's, where it trained with a bonus, else record's own (PixelCNN,
+c = 0.1 n^-1/2, beta = 1); both the recording's summary line and ``--check`` say which form ran and whence.
 """
 from __future__ import annotations
 
@@ -45,17 +49,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--env", required=True, help="environment id, e.g. ALE/MontezumaRevenge-v5")
     parser.add_argument("--policy", default="random",
                         help="random | scripted | path of an agent checkpoint (default: random)")
-    parser.add_argument("--density", default="pixelcnn", choices=BONUS_MODELS,
-                        help="density model trained online (default: pixelcnn)")
+    parser.add_argument("--density", default=None, choices=BONUS_MODELS,
+                        help="density model trained online (default: a checkpoint policy's own bonus model, "
+                             "else pixelcnn)")
     parser.add_argument("--warmup-frames", type=int, default=0,
                         help="frames the model trains on before the recorded episode (default: 0)")
     parser.add_argument("--max-steps", type=int, default=2000,
                         help="at most this many agent steps are recorded (default: 2000)")
     parser.add_argument("--episodes", type=int, default=1, help="episodes to record back to back (default: 1)")
     parser.add_argument("--seed", type=int, default=0, help="environment, policy and model seed (default: 0)")
-    parser.add_argument("--pg-scale", type=float, default=0.1, help="bonus scale c (default: 0.1)")
-    parser.add_argument("--pg-schedule", default="inverse_sqrt",
-                        help="PG decay: inverse_sqrt | inverse | constant (default: inverse_sqrt)")
+    parser.add_argument("--pg-scale", type=float, default=None,
+                        help="c, the prediction-gain scale (default: a checkpoint policy's, where its run trained "
+                             "with a bonus of --density's model, else 0.1)")
+    parser.add_argument("--pg-schedule", default=None,
+                        help="PG decay: inverse_sqrt | inverse | constant (default: a checkpoint policy's, as "
+                             "--pg-scale, else inverse_sqrt)")
+    parser.add_argument("--bonus-scale", type=float, default=None,
+                        help="beta of r+ = beta PC^-1/2, reward units (default: a checkpoint policy's, as "
+                             "--pg-scale, else 1)")
     parser.add_argument("--sticky-actions", type=float, default=None,
                         help="sticky-action probability (default: 0.25; 0 for the scripted policy)")
     parser.add_argument("--device", default="cpu",
@@ -108,44 +119,61 @@ def _run(args: argparse.Namespace) -> int:
     _check_writable(out.parent)
     from pcnn_explore.bonus import SCHEDULES
 
-    if args.pg_schedule not in SCHEDULES:
+    if args.pg_schedule is not None and args.pg_schedule not in SCHEDULES:
         raise ValueError(f"unknown --pg-schedule {args.pg_schedule!r}: choose one of {', '.join(SCHEDULES)}")
-    _check_settings(args.env, args.policy, args.density, args.warmup_frames, args.seed, args.max_steps,
-                    args.episodes, args.pg_scale, args.sticky_actions)
+    form = _bonus_form(args)
+    _check_settings(args.env, args.policy, form.density, args.warmup_frames, args.seed, args.max_steps,
+                    args.episodes, form.pg_scale, args.sticky_actions, form.bonus_scale)
     if getattr(args, "check", False):
-        return _report_check(args)
-    episode = record_episode(args.env, args.policy, args.density, args.warmup_frames, args.seed,
+        return _report_check(args, form)
+    episode = record_episode(args.env, args.policy, form.density, args.warmup_frames, args.seed,
                              max_steps=args.max_steps, n_episodes=args.episodes, pg_scale=args.pg_scale,
-                             pg_schedule=args.pg_schedule, sticky_actions=args.sticky_actions,
-                             device=args.device, progress=sys.stderr.isatty())
+                             pg_schedule=args.pg_schedule, bonus_scale=args.bonus_scale,
+                             sticky_actions=args.sticky_actions, device=args.device, progress=sys.stderr.isatty())
     try:
         save_episode(episode, out)
     except OSError as e:
         raise OSError(f"cannot write {out}: {e.strerror or e}") from None
     size = out.stat().st_size / 1e6
     # six significant digits: the first bonuses of a fresh model reach 1e57 (not 58 digits), +inf beyond
-    print(f"wrote {out} ({size:.1f} MB): {episode!r}; {bonus_units(args.density, args.pg_scale, args.pg_schedule)}; "
+    print(f"wrote {out} ({size:.1f} MB): {episode!r}; {bonus_units(form)}; "
           f"mean bonus {episode.bonus.mean():.6g}, max bonus {episode.bonus.max():.6g}")
     return 0
 
 
-def bonus_units(density: str, pg_scale: float, pg_schedule: str) -> str:
-    """What record's bonus numbers are: their units and the form this recording's density model ran."""
-    from pcnn_explore.bonus import PAPER_BONUS_FORM
+def _bonus_form(args: argparse.Namespace):
+    """The recording's density model and bonus form (:func:`pcnn_explore.record.recorder.bonus_form`):
+    the flags given, then a checkpoint policy's run's form, then record's own."""
+    from pcnn_explore.record.recorder import _load_checkpoint_policy, bonus_form
 
-    def form(c, schedule, beta) -> str:
-        decay = {"inverse_sqrt": " n^-1/2", "inverse": " n^-1", "constant": " constant"}.get(schedule, f" {schedule}")
-        return f"c = {c:g}{decay}, beta = {beta:g}"
+    config = None
+    if str(args.policy) not in ("random", "scripted") and Path(args.policy).exists():
+        config = dict(_load_checkpoint_policy(str(args.policy), args.env, int(args.seed)).config)
+    return bonus_form(args.density, args.pg_scale, args.pg_schedule, args.bonus_scale, config)
 
-    paper = PAPER_BONUS_FORM.get(density)
-    train = (f"; train --bonus {density} runs the paper's form, {form(paper['scale'], paper['schedule'], paper['beta'])}"
-             if paper else "")
+
+def bonus_units(form) -> str:
+    """What record's bonus numbers are: their units and the form this recording's density model ran
+    (a :class:`~pcnn_explore.record.recorder.BonusForm`), and where that form came from."""
     return (f"the bonus is r+ = beta PC^-1/2 per recorded frame, in reward units, unclipped (training clips r + r+ "
-            f"to [-1, 1]), {density} with record's form {form(pg_scale, pg_schedule, 1.0)} (--pg-scale, --pg-schedule)"
-            f"{train}")
+            f"to [-1, 1]); bonus form: {form.describe()}{_train_note(form)}")
 
 
-def _report_check(args: argparse.Namespace) -> int:
+def _train_note(form) -> str:
+    """Where the recording's form is not what ``train --bonus MODEL`` runs by default (the paper's form of
+    the model), what that is; else nothing."""
+    from pcnn_explore.bonus import PAPER_BONUS_FORM
+    from pcnn_explore.record.recorder import BonusForm
+
+    paper = PAPER_BONUS_FORM.get(form.density)
+    if paper is None or (paper["scale"], paper["schedule"], paper["beta"]) == (
+            form.pg_scale, form.pg_schedule, form.bonus_scale):
+        return ""
+    auto = BonusForm(form.density, paper["scale"], paper["schedule"], paper["beta"], "")
+    return f"; train --bonus {form.density} runs the paper's form by default, {auto.describe()[:-3]}"
+
+
+def _report_check(args: argparse.Namespace, form) -> int:
     """``--check``: a checkpoint policy loaded and matched to ``--env`` and the density model built
     (as a recording starts), then the resolved settings printed; status 0, nothing written."""
     from pcnn_explore.density import make_density
@@ -159,10 +187,12 @@ def _report_check(args: argparse.Namespace) -> int:
         sticky = getattr(fn, "env_kwargs", {}).get("sticky_actions", sticky)
     if sticky is None:
         sticky = 0.0 if policy == "scripted" else 0.25
-    make_density(args.density, *density_shape(args.env), device=args.device, seed=int(args.seed))
-    settings = dict(env=args.env, policy=policy, density=args.density, warmup_frames=args.warmup_frames,
-                    max_steps=args.max_steps, episodes=args.episodes, seed=args.seed, pg_scale=args.pg_scale,
-                    pg_schedule=args.pg_schedule, sticky_actions=float(sticky), device=args.device, out=args.out)
+    make_density(form.density, *density_shape(args.env), device=args.device, seed=int(args.seed))
+    settings = dict(env=args.env, policy=policy, density=form.density, warmup_frames=args.warmup_frames,
+                    max_steps=args.max_steps, episodes=args.episodes, seed=args.seed, pg_scale=form.pg_scale,
+                    pg_schedule=form.pg_schedule, bonus_scale=form.bonus_scale, sticky_actions=float(sticky),
+                    device=args.device, out=args.out)
     print("settings: " + " ".join(f"{k}={v}" for k, v in settings.items()))
+    print(f"bonus form: {form.describe()}{_train_note(form)}")
     print(f"check passed: a recording would write {args.out}; nothing was written")
     return 0

@@ -25,12 +25,14 @@ key                 shape, dtype         meaning
                                          N_n = rho (1 - rho') / (rho' - rho) (+inf where
                                          PG_n <= 0, 0 where rho' = 1); not the approximation
                                          1 / (exp(PG_n) - 1)
-``bonus``           (T,) float64         r+ = sqrt(expm1(c * decay(n) * max(PG_n, 0))); +inf
-                                         where that exceeds the float range (c = 1 or 10 and
-                                         the large PG of the first frames), never NaN
+``bonus``           (T,) float64         r+ = beta sqrt(expm1(c * decay(n) * max(PG_n, 0)));
+                                         +inf where that exceeds the float range (c = 1 or 10
+                                         and the large PG of the first frames), never NaN;
+                                         beta is the settings' ``bonus_scale`` (absent: 1)
 ``surprise``        (T, H, W) float16    per-pixel log-loss -log rho_n(x_ij | x_<ij) in nats,
                                          before the update on s_t: the model's surprise map
-``metadata``        JSON string          env, model, settings, package and format version,
+``metadata``        JSON string          env, model, settings, the bonus form in words
+                                         (``bonus_form``), package and format version,
                                          the PyTorch build, instruction set and thread count
                                          that ran the model, checksum of everything above
 ==================  ===================  ====================================================

@@ -5,6 +5,7 @@ agent's checkpoint (``pcnn_explore.run.load_policy``). See :func:`record_episode
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 from pathlib import Path
 from typing import Any, Callable
@@ -15,7 +16,13 @@ import pcnn_explore
 from pcnn_explore.envs.montezuma import MONTEZUMA_SCRIPT, montezuma_room, script_actions
 from pcnn_explore.record.episode import BONUS_FIELDS, FIELDS, FORMAT_VERSION, Episode
 
-__all__ = ["MONTEZUMA_SCRIPT", "SCRIPTS", "ScriptedPolicy", "record_episode"]
+__all__ = ["MONTEZUMA_SCRIPT", "SCRIPTS", "ScriptedPolicy", "record_episode", "RECORD_BONUS_FORM", "BonusForm",
+           "bonus_form"]
+
+#: record's own bonus form, where no checkpoint gives one: the PixelCNN model with the paper's PixelCNN
+#: form, c = 0.1 n^-1/2, beta = 1 (the form every shipped episode was recorded with)
+RECORD_BONUS_FORM: dict[str, Any] = {"density": "pixelcnn", "pg_scale": 0.1, "pg_schedule": "inverse_sqrt",
+                                     "bonus_scale": 1.0}
 
 #: env id -> the script run by ``--policy scripted``.
 SCRIPTS: dict[str, tuple[tuple[str, int], ...]] = {"ALE/MontezumaRevenge-v5": MONTEZUMA_SCRIPT}
@@ -69,10 +76,61 @@ class _CheckpointPolicy:
 
 
 # ----------------------------------------------------------------------------------------------
+# The bonus form
+# ----------------------------------------------------------------------------------------------
+@dataclasses.dataclass(frozen=True)
+class BonusForm:
+    """The density model and bonus form of a recording: r+ = beta PC^-1/2 (reward units), PC from the
+    prediction gain scaled by c_n = c decay(n). ``source``: where each came from, in words."""
+
+    density: str
+    pg_scale: float  # c
+    pg_schedule: str  # the decay of c over density-model updates n
+    bonus_scale: float  # beta
+    source: str
+
+    def describe(self) -> str:
+        """``cts, c = 0.1 constant, beta = 1 (the checkpoint's: ...)``."""
+        decay = {"inverse_sqrt": " n^-1/2", "inverse": " n^-1", "constant": " constant"}.get(
+            self.pg_schedule, f" {self.pg_schedule}")
+        return f"{self.density}, c = {self.pg_scale:g}{decay}, beta = {self.bonus_scale:g} ({self.source})"
+
+
+def bonus_form(density: str | None = None, pg_scale: float | None = None, pg_schedule: str | None = None,
+               bonus_scale: float | None = None, checkpoint_config: dict | None = None) -> BonusForm:
+    """The density model and bonus form a recording runs: each value given (not None) as given; the
+    rest from the checkpoint's run (``checkpoint_config``, the settings its ``policy.pt`` holds, filled
+    as a resume fills them: :func:`pcnn_explore.run.config.backfill`) where the policy is a checkpoint
+    whose run trained with a bonus and ``density`` is that run's model (or not given); else record's
+    own form, :data:`RECORD_BONUS_FORM`."""
+    given = {"density": density, "pg_scale": pg_scale, "pg_schedule": pg_schedule, "bonus_scale": bonus_scale}
+    base, source = dict(RECORD_BONUS_FORM), "record's own form"
+    if checkpoint_config is not None:
+        from pcnn_explore.run.config import backfill
+
+        trained, _ = backfill(checkpoint_config)
+        model = trained.get("bonus", "none")
+        if model == "none":
+            source = "record's own form: the checkpoint's run trained without a bonus"
+        elif density not in (None, model):
+            source = f"record's own form: the checkpoint's run trained {model}, not {density}"
+        else:
+            base = {"density": model, "pg_scale": float(trained["pg_scale"]),
+                    "pg_schedule": str(trained["pg_schedule"]), "bonus_scale": float(trained["bonus_scale"])}
+            source = "the checkpoint's: its run trained with this form"
+    flags = [name for name, value in given.items() if value is not None and name != "density"]
+    if flags:
+        source += "; " + ", ".join(f"{name} given" for name in flags)
+    chosen = {k: (given[k] if given[k] is not None else base[k]) for k in base}
+    return BonusForm(chosen["density"], float(chosen["pg_scale"]), str(chosen["pg_schedule"]),
+                     float(chosen["bonus_scale"]), source)
+
+
+# ----------------------------------------------------------------------------------------------
 # Recording
 # ----------------------------------------------------------------------------------------------
 def _check_settings(env_id, policy, density, warmup_frames, seed, max_steps, n_episodes, pg_scale,
-                    sticky_actions) -> None:
+                    sticky_actions, bonus_scale: float = 1.0) -> None:
     from pcnn_explore.envs import check_env_id
 
     from pcnn_explore.density import BONUS_MODELS
@@ -86,6 +144,9 @@ def _check_settings(env_id, policy, density, warmup_frames, seed, max_steps, n_e
             raise ValueError(f"{name} must be an integer >= {lo}, got {value!r}")
     if not (isinstance(pg_scale, (int, float)) and np.isfinite(pg_scale) and pg_scale > 0):
         raise ValueError(f"pg_scale must be a positive number, got {pg_scale!r}")
+    if not (isinstance(bonus_scale, (int, float)) and not isinstance(bonus_scale, bool) and np.isfinite(bonus_scale)
+            and bonus_scale >= 0):
+        raise ValueError(f"bonus_scale must be a non-negative number (beta of r+ = beta PC^-1/2), got {bonus_scale!r}")
     if not isinstance(policy, (str, os.PathLike)):
         raise TypeError(f"policy must be 'random', 'scripted' or a checkpoint path, got {type(policy).__name__}")
     policy = str(policy)
@@ -155,14 +216,15 @@ def _make_env_and_policy(policy: str, env_id: str, env_seed: int, rng: np.random
 def record_episode(
     env_id: str,
     policy: str | os.PathLike = "random",
-    density: str = "pixelcnn",
+    density: str | None = None,
     warmup_frames: int = 0,
     seed: int = 0,
     *,
     max_steps: int = 2000,
     n_episodes: int = 1,
-    pg_scale: float = 0.1,
-    pg_schedule: str = "inverse_sqrt",
+    pg_scale: float | None = None,
+    pg_schedule: str | None = None,
+    bonus_scale: float | None = None,
     sticky_actions: float | None = None,
     device: str = "cpu",
     progress: bool = False,
@@ -175,21 +237,29 @@ def record_episode(
     ``warmup_frames``: frames (agent steps) the model trains on first, from separate episodes
     of the same env and policy. ``sticky_actions``: probability of repeating the previous action
     per emulator frame; None means 0.25 (the ALE v5 default) except 0 for the scripted policy.
-    Random no-ops at reset are off so that a seed fixes the episode. Bonus settings
-    (``pg_scale`` c, ``pg_schedule``) are those of :class:`pcnn_explore.bonus.PseudoCountBonus`.
+    Random no-ops at reset are off so that a seed fixes the episode. The density model and bonus form
+    (``pg_scale`` c, ``pg_schedule`` its decay, ``bonus_scale`` beta: those of
+    :class:`pcnn_explore.bonus.PseudoCountBonus`) left None are the checkpoint's run's where the policy
+    is a checkpoint that trained with a bonus, else record's own (:data:`RECORD_BONUS_FORM`):
+    :func:`bonus_form`, kept in ``metadata["bonus_form"]``.
     """
-    _check_settings(env_id, policy, density, warmup_frames, seed, max_steps, n_episodes, pg_scale,
-                    sticky_actions)
-    return _record(env_id, str(policy), density, int(warmup_frames), int(seed), int(max_steps), int(n_episodes),
-                   float(pg_scale), pg_schedule, sticky_actions, device, progress)
+    checkpoint_config = None
+    if isinstance(policy, (str, os.PathLike)) and str(policy) not in ("random", "scripted") and Path(policy).exists():
+        checkpoint_config = dict(_load_checkpoint_policy(str(policy), env_id, int(seed)).config)
+    form = bonus_form(density, pg_scale, pg_schedule, bonus_scale, checkpoint_config)
+    _check_settings(env_id, policy, form.density, warmup_frames, seed, max_steps, n_episodes, form.pg_scale,
+                    sticky_actions, form.bonus_scale)
+    return _record(env_id, str(policy), form, int(warmup_frames), int(seed), int(max_steps), int(n_episodes),
+                   sticky_actions, device, progress)
 
 
-def _record(env_id, policy, density, warmup_frames, seed, max_steps, n_episodes, pg_scale, pg_schedule,
-            sticky_actions, device, progress) -> Episode:
+def _record(env_id, policy, form: BonusForm, warmup_frames, seed, max_steps, n_episodes, sticky_actions, device,
+            progress) -> Episode:
     from pcnn_explore.bonus import SCHEDULES, PseudoCountBonus
     from pcnn_explore.density import make_density
     from pcnn_explore.envs import density_shape
 
+    density, pg_scale, pg_schedule = form.density, form.pg_scale, form.pg_schedule
     if pg_schedule not in SCHEDULES:
         raise ValueError(f"unknown pg_schedule {pg_schedule!r}: choose one of {', '.join(SCHEDULES)}")
     policy = str(policy)
@@ -203,7 +273,7 @@ def _record(env_id, policy, density, warmup_frames, seed, max_steps, n_episodes,
         sticky = float(getattr(checkpoint_fn, "env_kwargs", {}).get("sticky_actions", sticky))
     # built for the env's density frames, as training builds it (42x42; N x N for DeepSea-N)
     model = make_density(density, *density_shape(env_id), device=device, seed=int(seed))
-    bonus = PseudoCountBonus(model, scale=float(pg_scale), schedule=pg_schedule)
+    bonus = PseudoCountBonus(model, scale=float(pg_scale), schedule=pg_schedule, beta=form.bonus_scale)
     is_montezuma = env_id == "ALE/MontezumaRevenge-v5"
     atari = env_id.startswith("ALE/")
 
@@ -284,7 +354,10 @@ def _record(env_id, policy, density, warmup_frames, seed, max_steps, n_episodes,
             "frame_skip": 4 if atari else None,
             "scored_frame": "state",
             "warmup_env_seed": int(seed) + 1,
+            # beta of r+ = beta PC^-1/2; absent: 1, as in every recording made before it was a setting
+            **({"bonus_scale": float(form.bonus_scale)} if form.bonus_scale != 1.0 else {}),
         },
+        "bonus_form": form.describe(),
     }
     return Episode(**arrays, metadata=metadata)
 
