@@ -92,7 +92,7 @@ def test_the_decision_rule_counts_the_claims_tested():
         "k": _record("agrees", [1.0] * 6, [0.0] * 6, 0.016, "agrees", kind="kit")}}
     assert decision_rule(claims_of("97_z", m)) == (
         "Each claim is tested at one-sided 0.025 with an exact test on at least 6 seeds per line (fewer seeds: not "
-        "testable). Of the 3 paper claims here, 2 could be tested; were none of them true, about 2 x 0.025 = 0.05 "
+        "testable). Of the 3 paper claims here, 2 could be tested; if none of them held, about 2 x 0.025 = 0.05 "
         "would agree by chance alone; 1 agrees.")
 
 

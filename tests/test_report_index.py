@@ -103,15 +103,17 @@ def test_smoke_index_has_a_banner_and_no_verdict_on_the_paper(notebooks, tmp_pat
     page = (tmp_path / "index.html").read_text()
     assert "Smoke profile: a plumbing check." in page and "numbers mean nothing" in page
     rows = _overview(page).split("<tr>")[2:]
-    assert len(rows) == 1 and ">not testable at this profile<" in rows[0]  # whatever the notebook says
+    assert len(rows) == 1 and ">not testable<" in rows[0]  # whatever the notebook says
 
 
 def test_verdict_word_and_main_figure_rules(tmp_path):
     assert verdict_word({"profile": "study", "summary": {"verdict": "Partly: x"}}) == "partly"
     assert verdict_word({"profile": "study", "summary": {"verdict": "not testable at this profile: y"}}) \
-        == "not testable at this profile"
+        == "not testable"  # the word before 0.3 reads as the one word now
+    assert verdict_word({"profile": "study", "summary": {"verdict": "not testable: the lines do not move"}}) \
+        == "not testable"
     assert verdict_word({"profile": "study", "summary": {"verdict": "similar losses"}}) == "no verdict"
-    assert verdict_word({"profile": "smoke", "summary": {"verdict": "agrees: z"}}) == "not testable at this profile"
+    assert verdict_word({"profile": "smoke", "summary": {"verdict": "agrees: z"}}) == "not testable"
     assert verdict_word(None, status="failed") == "failed"
     assert main_figure(tmp_path, {"main_figure": "missing.png"}) is None
     (tmp_path / "b.png").write_bytes(b"x")
@@ -190,7 +192,7 @@ def test_no_json_or_python_text_in_the_index(tmp_path):
     """Nested dicts, lists, bools, None and numbers, under every verdict word: tables and items only."""
     sentences = {"agrees": "agrees over 3 seeds: slope below 1", "partly": "Partly: one of two claims",
                  "differs": "differs: above", "inconclusive": "inconclusive: interval straddles 0",
-                 "not testable at this profile": "not testable at this profile: one seed",
+                 "not testable": "not testable: too few seeds at this profile (one seed)",
                  "no verdict": "similar losses"}
     results = []
     for i, (word, sentence) in enumerate(sentences.items()):
@@ -211,7 +213,7 @@ def test_no_json_or_python_text_in_the_index(tmp_path):
     for cells in ("<td>loss (nats)</td><td>0.1235</td><td>about 0.1</td>", "<td>frames</td><td>12,000</td><td>10,000</td>",
                   "<td>seeds</td><td>0, 2, 4</td><td></td>", "<td>solved</td><td>yes</td>", "<td>holds</td><td>no</td>",
                   '<td>largest separated</td><td><span class="none">&ndash;</span></td>', "<td>nothing</td><td>none</td>",
-                  "<td>MMC beta</td><td></td><td>0.1</td>", "<li>kit: the position-biased PixelCNN ranks cells by visits</li>",
+                  "<td>MMC mix</td><td></td><td>0.1</td>", "<li>kit: the position-biased PixelCNN ranks cells by visits</li>",
                   "<td>DQN AUC</td><td>0.5</td><td>far behind</td>", '<p class="verdict">partly: one of two games</p>'):
         assert cells in section, cells
     # the findings are claim rows, the kit's marked as the kit's; no sub-table of their internal fields
@@ -233,19 +235,20 @@ def test_a_smoke_notebook_reads_one_verdict_in_its_row_and_its_section(tmp_path)
     page = (tmp_path / "index.html").read_text()
     row = _overview(page).split("<tr>")[2]
     section = page.split('<section id="03_lr">', 1)[1]
-    expected = ("not testable at this profile: smoke runs check the plumbing only (the notebook's reading, "
-                "not a verdict: agrees: best named - best other = -5 nats)")
-    assert '<p class="verdict">not testable at this profile: smoke runs check the plumbing only</p>' in section
+    expected = ("not testable: too few seeds at this profile (smoke runs check the plumbing only) (the notebook's "
+                "reading, not a verdict: agrees: best named - best other = -5 nats)")
+    assert ('<p class="verdict">not testable: too few seeds at this profile (smoke runs check the plumbing only)</p>'
+            in section)
     assert "The notebook's reading (not a verdict): best named - best other = -5 nats" in section
-    assert ">not testable at this profile</span>" in row and ">not testable at this profile</span>" in section
+    assert ">not testable</span>" in row and ">not testable</span>" in section
     assert "agrees" not in row and "agrees" not in section
-    assert notebook_verdict(m) == ("not testable at this profile", expected)
+    assert notebook_verdict(m) == ("not testable", expected)
     assert notebook_verdict({"profile": "study", "summary": {"verdict": "agreesome"}}) == ("no verdict", "agreesome")
     assert notebook_verdict(None, "failed", "cell 2 raised") == ("failed", "cell 2 raised")
 
 
 def test_the_banner_keeps_the_command_on_one_line(tmp_path):
-    write_index([_result(tmp_path, "01_a", {"profile": "smoke", "summary": {"verdict": "not testable at this profile"}})],
+    write_index([_result(tmp_path, "01_a", {"profile": "smoke", "summary": {"verdict": "not testable"}})],
                 tmp_path, "smoke")
     page = (tmp_path / "index.html").read_text()
     banner = page.split('<div class="banner">', 1)[1].split("</div>", 1)[0]
@@ -257,7 +260,7 @@ def test_the_banner_keeps_the_command_on_one_line(tmp_path):
 # ------------------------------------------------------------------ what a reader sees
 _IDENTIFIER = re.compile(r"\b[a-z0-9]+(?:_[a-z0-9]+){2,}\b")
 _SMOKE = Path(__file__).parent / "data" / "report_index_smoke"  # every notebook's metrics.json of a smoke run
-_OTHER_WORDS = [w for w in VERDICTS if w != "not testable at this profile"]
+_OTHER_WORDS = [w for w in VERDICTS if w != "not testable"]
 
 
 def _visible(page: str) -> str:
@@ -280,7 +283,7 @@ def _study_like() -> dict:
     smoke = _smoke_metrics()
     out = {}
     for name, m in smoke.items():
-        m = json.loads(json.dumps(m).replace('"not testable at this profile', '"agrees'))
+        m = json.loads(json.dumps(m).replace('"not testable at this profile', '"agrees').replace('"not testable', '"agrees'))
         m["profile"] = "study"
         out[name] = m
     out["03_lr_schedules"]["summary"]["verdict"] = (
@@ -315,8 +318,8 @@ def test_a_not_testable_claim_row_carries_no_other_verdict_word(tmp_path):
         if "kit-head" in row:
             continue
         text = _visible(row)
-        assert "not testable at this profile" in text, text
-        rest = text.replace("not testable at this profile", "")
+        assert "not testable" in text and "too few seeds at this profile" in text, text
+        rest = text.replace("not testable", "")
         assert not [w for w in _OTHER_WORDS if re.search(rf"\b{w}\b", rest)], text
     # 04's reading ("...: differs: distance PixelCNN - CTS = 0.393") keeps its number, not its word
     section = _visible(page.split('<section id="04_samples">', 1)[1].split("</section>", 1)[0])
@@ -329,7 +332,7 @@ def test_one_line_per_claim_and_a_short_top_table(tmp_path):
     overview = _overview(page)
     assert len(overview.strip().splitlines()) <= 25 and "<br" not in overview
     for row in overview.split("<tr>")[2:]:
-        claim = re.findall(r"<td>(.*?)</td>", row)[2]
+        claim = re.findall(r'<td class="paper">(.*?)</td>', row)[0]
         assert len(claim.split()) <= 16, claim
     # paper's claims apart from the kit's: 07's three paper rows first, then the kit's, each marked
     section = page.split('<section id="07_dqn_pixelcnn">', 1)[1].split("</section>", 1)[0]

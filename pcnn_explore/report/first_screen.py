@@ -176,8 +176,8 @@ def decision_rule(claims: Iterable[Claim]) -> str:
     k = len(tested)
     chance = k * LEVEL
     return (f"Each claim is tested at one-sided {LEVEL} with an exact test on at least {MIN_SEEDS} seeds per line "
-            f"(fewer seeds: not testable). Of the {len(paper)} paper claims here, {k} could be tested; were none of "
-            f"them true, about {k} x {LEVEL} = {chance:.2g} would agree by chance alone; {agree} "
+            f"(fewer seeds: not testable). Of the {len(paper)} paper claims here, {k} could be tested; if none of "
+            f"them held, about {k} x {LEVEL} = {chance:.2g} would agree by chance alone; {agree} "
             f"agree{'s' if agree == 1 else ''}.")
 
 
