@@ -93,3 +93,65 @@ def test_every_named_line_resolves(capsys, tmp_path, name):
     want = resolved_settings(LINES[name], "DeepSea-10-v0", "study")
     got = _settings(out)
     assert {k: got[k] for k in want} == {k: "auto" if v is None else str(v) for k, v in want.items()}
+
+
+# ------------------------------------------------------------------------------------ sweep --lines
+def test_sweep_lines_run_each_named_line_with_set_overriding_one_setting(tmp_path):
+    from pcnn_explore.sweep.grid import Grid
+
+    grid = Grid(envs=("DeepSea-6-v0",), variants=("dqn_mmc",), lines=("paper_cts", "kit"), seeds=(0, 1),
+                set={"steps": (600,), "pg_scale": (0.2,)}, out=str(tmp_path / "sweep"))
+    trials = grid.trials()
+    assert [t.name for t in trials] == ["DeepSea-6-v0/dqn_mmc/seed0", "DeepSea-6-v0/dqn_mmc/seed1",
+                                        "DeepSea-6-v0/paper_cts/seed0", "DeepSea-6-v0/paper_cts/seed1",
+                                        "DeepSea-6-v0/kit/seed0", "DeepSea-6-v0/kit/seed1"]
+    kit = trials[4].config()
+    assert (kit.bonus, kit.pg_scale, kit.pg_schedule, kit.bonus_scale, kit.scored_frame, kit.mmc_beta,
+            kit.novelty_epsilon, kit.steps) == ("cts", 0.2, "constant", 1.0, "next_state", 0.5, 1.0, 600)
+    paper = trials[2].config()
+    assert (paper.bonus, paper.pg_scale, paper.pg_schedule, paper.bonus_scale, paper.scored_frame,
+            paper.mmc_beta) == ("cts", 0.2, "constant", 0.05, "state", 0.1)
+
+
+def test_sweep_lines_are_the_train_lines(capsys, tmp_path):
+    from pcnn_explore.sweep.grid import Grid
+
+    trial = Grid(envs=("DeepSea-10-v0",), lines=("kit",), out=str(tmp_path / "s")).trials()[0]
+    _, out, _ = _check(capsys, tmp_path, "--line", "kit")
+    got = {k: "auto" if v is None else str(v) for k, v in trial.config().to_dict().items()}
+    want = _settings(out)
+    assert {k: v for k, v in got.items() if k != "out_dir"} == {k: v for k, v in want.items() if k != "out_dir"}
+
+
+def test_sweep_refuses_an_unknown_line_and_a_line_named_as_a_variant(capsys, tmp_path):
+    out = str(tmp_path / "s")
+    assert main(["sweep", "--envs", "DeepSea-6-v0", "--lines", "kit,nope", "--out", out, "--dry-run"]) == 2
+    assert capsys.readouterr().err == ("pcnn-explore sweep: error: unknown line 'nope' in lines: choose one of "
+                                       + ", ".join(LINES) + "\n")
+    assert main(["sweep", "--envs", "DeepSea-6-v0", "--variants", "dqn", "--lines", "dqn", "--out", out,
+                 "--dry-run"]) == 2
+    assert "dqn is both a variant and a line of the grid" in capsys.readouterr().err
+    assert main(["sweep", "--envs", "DeepSea-6-v0", "--lines", "kit", "--set", "steps=600", "--out", out,
+                 "--dry-run"]) == 0
+    assert capsys.readouterr().out == f"DeepSea-6-v0/kit/seed0\n1 trials in {out}\n"
+    assert not (tmp_path / "s").exists()
+
+
+def test_a_named_lines_label_and_colour_in_reports():
+    from pcnn_explore.run.variants import variant_colour
+    from pcnn_explore.sweep.grid import line_colour, line_label
+
+    assert line_label("kit") == "DQN-CTS + all the kit's additions (kit)"
+    assert line_label("kit,steps=600") == "DQN-CTS + all the kit's additions (kit), steps=600"
+    assert line_label("dqn") == "DQN" and line_label("cts_mmc") == "DQN-CTS"
+    assert line_colour("kit") == variant_colour("cts_mmc") and line_colour("paper_pixelcnn") == variant_colour("pixelcnn")
+
+
+def test_a_grid_file_takes_lines(tmp_path):
+    from pcnn_explore.sweep.grid import load_grid
+
+    path = tmp_path / "g.toml"
+    path.write_text('envs = ["DeepSea-6-v0"]\nlines = ["kit", "paper_cts"]\n[set]\nsteps = 600\n')
+    grid = load_grid(path)
+    assert grid.lines == ("kit", "paper_cts") and grid.variants == ()
+    assert [t.line for t in grid.trials()] == ["kit", "paper_cts"]

@@ -4,6 +4,7 @@ Usage::
 
     pcnn-explore sweep --envs MiniGrid-Serpentine-7x7-v0 --variants dqn,pixelcnn_mmc --seeds 0,1 \\
         --set steps=3000 --profile study --out runs/sweep
+    pcnn-explore sweep --envs DeepSea-10-v0 --lines paper_cts,kit --seeds 0,1 --out runs/lines  # named lines
     pcnn-explore sweep fig12 --address auto --gpus-per-trial 0.25     # a shipped grid, on a cluster
     pcnn-explore sweep grid.toml --out runs/mine                      # a grid file (same keys)
     pcnn-explore sweep --report runs/sweep                            # curves, max scores, AUC
@@ -48,6 +49,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="agent variants: dqn or a density model, then _mmc, then _intrinsic "
                              "(dqn, dqn_mmc, cts_mmc, pixelcnn, pixelcnn_mmc, convcts_mmc, pixelcnn_mmc_intrinsic, ...); "
                              "Reactor: reactor, then _ and a density model (reactor, reactor_pixelcnn, ...)")
+    parser.add_argument("--lines", type=_csv("str"), metavar="L1,L2",
+                        help="named lines of pcnn_explore.experiments.agents.lines (paper_cts, kit, ...), as train "
+                             "--line: each its variant with the line's settings (--set overrides one); beside or "
+                             "instead of --variants")
     parser.add_argument("--seeds", type=_csv("int"), metavar="0,1,2", help="seeds (default 0)")
     parser.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE[,VALUE...]",
                         help="any TrainConfig field, parsed like pcnn-explore train's flag; several values "
@@ -89,9 +94,9 @@ def grid_from_args(args: argparse.Namespace):
     from pcnn_explore.sweep.grid import Grid, load_grid, parse_set
 
     grid = load_grid(args.grid) if args.grid else Grid()
-    given = {"envs": args.envs, "variants": args.variants, "seeds": args.seeds, "profile": args.profile,
-             "out": args.out, "cpus_per_trial": args.cpus_per_trial, "gpus_per_trial": args.gpus_per_trial,
-             "episodes": args.episodes}
+    given = {"envs": args.envs, "variants": args.variants, "lines": args.lines, "seeds": args.seeds,
+             "profile": args.profile, "out": args.out, "cpus_per_trial": args.cpus_per_trial,
+             "gpus_per_trial": args.gpus_per_trial, "episodes": args.episodes}
     for key, value in given.items():
         if value is not None:
             setattr(grid, key, value)
@@ -108,7 +113,7 @@ def run_cli(args: argparse.Namespace) -> int:
     from pcnn_explore.sweep.grid import SweepError
 
     if args.report:
-        if args.grid or args.envs or args.variants or args.seeds or args.set:
+        if args.grid or args.envs or args.variants or args.lines or args.seeds or args.set:
             return _fail("--report reads a sweep's folder; run the sweep and its report as two commands")
         from pcnn_explore.sweep.report import write_report
 
@@ -127,7 +132,7 @@ def run_cli(args: argparse.Namespace) -> int:
     try:
         grid = grid_from_args(args)
         if not grid.envs and not args.grid:
-            return _fail("name a grid file, or the grid with --envs, --variants (and --seeds, --set)")
+            return _fail("name a grid file, or the grid with --envs, --variants or --lines (and --seeds, --set)")
         trials = grid.trials()
         if args.dry_run:  # every check a run makes (settings, folders, shares), nothing written
             check_trials(trials, address=args.address, cpus_per_trial=grid.cpus_per_trial,

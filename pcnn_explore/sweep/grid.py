@@ -6,6 +6,7 @@ A :class:`Grid` comes from the command line (:func:`grid_from_args`) or a TOML f
     figure = "Fig. 12"                      # optional: a title for reports
     envs = ["ALE/MontezumaRevenge-v5"]
     variants = ["pixelcnn_mmc"]             # the rule of pcnn_explore.run.variants
+    lines = ["paper_cts", "kit"]            # optional: named lines of pcnn_explore.experiments.agents.lines
     seeds = [0, 1, 2, 3, 4]
     profile = "paper"
     episodes = 10000                        # optional, DeepSea only: steps = episodes x N per trial
@@ -13,6 +14,9 @@ A :class:`Grid` comes from the command line (:func:`grid_from_args`) or a TOML f
     pg_scale = [0.1, 1.0, 10.0]
 
 Values are parsed and bounded like the flags of ``pcnn-explore train`` (:func:`parse_value`).
+A named line (``lines``, as ``pcnn-explore train --line``) is its variant with the settings the line
+states; ``set`` overrides those it also gives; its trials' folders are named by the line
+(``OUT/<env>/kit/seed<k>/``).
 Each trial is written in its own folder, ``OUT/<env>/<variant>[,<field>=<value>...]/seed<k>/``:
 the env id made folder-safe (``ALE/Pong-v5`` -> ``ALE_Pong-v5``) and, after the variant, the
 settings that differ between the grid's trials (so Fig. 12's scales get folders of their own).
@@ -39,8 +43,8 @@ FROM_VARIANT = ("agent", "bonus", "mmc_beta", "intrinsic_only")
 #: settings each trial gets from the grid itself
 FROM_GRID = ("env", "seed", "out_dir", "profile")
 #: keys of a grid file (the command line has a flag for each)
-GRID_KEYS = ("figure", "envs", "variants", "seeds", "set", "profile", "out", "cpus_per_trial", "gpus_per_trial",
-             "episodes")
+GRID_KEYS = ("figure", "envs", "variants", "lines", "seeds", "set", "profile", "out", "cpus_per_trial",
+             "gpus_per_trial", "episodes")
 
 
 class SweepError(ValueError):
@@ -139,19 +143,36 @@ def _show(value: Any) -> str:
     return "auto" if value is None else str(value)
 
 
+def _named_line(name: str):
+    """The named line ``name`` of :data:`pcnn_explore.experiments.agents.lines.LINES` where it is one and
+    no variant name (``kit``, ``paper_cts``), else None (``dqn`` is both: the variant's label serves)."""
+    from pcnn_explore.run.variants import VARIANTS
+
+    if name in VARIANTS:
+        return None
+    from pcnn_explore.experiments.agents.lines import LINES
+
+    return LINES.get(name)
+
+
 def line_label(line: str) -> str:
-    """The paper's name of a line: ``pixelcnn_mmc,pg_scale=10`` -> ``DQN-PixelCNN, pg_scale=10``."""
+    """The paper's name of a line: ``pixelcnn_mmc,pg_scale=10`` -> ``DQN-PixelCNN, pg_scale=10``; a
+    named line's label for a sweep's ``lines`` (``kit`` -> ``DQN-CTS + all the kit's additions (kit)``)."""
     from pcnn_explore.run.variants import variant_label
 
     variant, _, rest = line.partition(",")
-    return variant_label(variant) + (", " + rest.replace(",", ", ") if rest else "")
+    named = _named_line(variant)
+    return (named.display if named is not None else variant_label(variant)) + (
+        ", " + rest.replace(",", ", ") if rest else "")
 
 
 def line_colour(line: str) -> str | None:
     """The colour of a line's variant in every figure (None: the figure's default)."""
     from pcnn_explore.run.variants import variant_colour
 
-    return variant_colour(line.partition(",")[0])
+    variant = line.partition(",")[0]
+    named = _named_line(variant)
+    return variant_colour(named.variant if named is not None else variant)
 
 
 def line_name(variant: str, named: Mapping[str, Any]) -> str:
@@ -201,6 +222,8 @@ class Grid:
 
     envs: tuple[str, ...] = ()
     variants: tuple[str, ...] = ()
+    #: named lines of :data:`pcnn_explore.experiments.agents.lines.LINES`, each its variant with the line's settings
+    lines: tuple[str, ...] = ()
     seeds: tuple[int, ...] = (0,)
     set: dict[str, tuple[Any, ...]] = dataclasses.field(default_factory=dict)
     profile: str = "study"
@@ -217,14 +240,26 @@ class Grid:
         from pcnn_explore.run.variants import check_variant
         from pcnn_explore.profiles import check_profile
 
-        for key, what in (("envs", "env ids"), ("variants", "variant names"), ("seeds", "seeds")):
+        for key, what in (("envs", "env ids"), ("variants", "variant names"), ("lines", "named lines"),
+                          ("seeds", "seeds")):
             values = getattr(self, key)
             if isinstance(values, (str, bytes)) or not isinstance(values, (tuple, list)):
                 raise SweepError(f"{key} must be a list of {what}, got {values!r}")
-            if not values:
-                raise SweepError(f"{key} is empty: give at least one (--{key} A,B)")
+            if not values and key != "lines" and not (key == "variants" and self.lines):
+                raise SweepError(f"{key} is empty: give at least one (--{key} A,B)"
+                                 + (" or --lines" if key == "variants" else ""))
             if len(set(values)) != len(values):
                 raise SweepError(f"{key} repeat: {', '.join(map(str, values))}")
+        if self.lines:
+            from pcnn_explore.experiments.agents.lines import LINES
+
+            for name in self.lines:
+                if name not in LINES:
+                    raise SweepError(f"unknown line {name!r} in lines: choose one of {', '.join(LINES)}")
+            both = [name for name in self.lines if name in self.variants]
+            if both:
+                raise SweepError(f"{both[0]} is both a variant and a line of the grid, and both would be run in "
+                                 f"the folder {both[0]}: give it once")
         try:
             check_profile(self.profile)
             for e in self.envs:
@@ -276,14 +311,14 @@ class Grid:
         folders: dict[str, str] = {}
         for env in self.envs:
             steps = {} if self.episodes is None else {"steps": self.episodes * _episode_length(env)}
-            for variant in self.variants:
+            for variant, name, stated in self._runs():
                 for values in itertools.product(*(self.set[k] for k in names)):
                     chosen = dict(zip(names, values))
-                    line = line_name(variant, {k: chosen[k] for k in axes})
+                    line = line_name(name, {k: chosen[k] for k in axes})
                     for seed in self.seeds:
                         t = Trial(env, variant, int(seed), self.profile,
                                   str(root / folder_safe(env) / line / f"seed{seed}"),
-                                  tuple(sorted({**gpu, **steps, **chosen}.items())), line)
+                                  tuple(sorted({**stated, **gpu, **steps, **chosen}.items())), line)
                         try:
                             t.config()
                         except SettingError as e:
@@ -295,6 +330,16 @@ class Grid:
                                              "give the axis values that differ in a folder name (letters, digits, "
                                              "'.', '-', '_', '=')")
                         out.append(t)
+        return out
+
+
+    def _runs(self) -> list[tuple[str, str, dict[str, Any]]]:
+        """(variant, folder name, settings beyond the variant's) of each variant, then each named line."""
+        out: list[tuple[str, str, dict[str, Any]]] = [(v, v, {}) for v in self.variants]
+        if self.lines:
+            from pcnn_explore.experiments.agents.lines import LINES
+
+            out += [(LINES[k].variant, k, dict(LINES[k].overrides)) for k in self.lines]
         return out
 
 
@@ -343,7 +388,7 @@ def load_grid(path: str | Path) -> Grid:
     if unknown:
         raise SweepError(f"{p}: unknown key(s) {', '.join(unknown)}; a grid file has {', '.join(GRID_KEYS)}")
     values = dict(data)
-    for key in ("envs", "variants", "seeds"):
+    for key in ("envs", "variants", "lines", "seeds"):
         if key in values:
             v = values[key]
             values[key] = tuple(v) if isinstance(v, list) else v

@@ -42,7 +42,7 @@ from pathlib import Path
 
 from pcnn_explore import evaluation as ev
 from pcnn_explore.atomic import fsync_dir
-from pcnn_explore.sweep.grid import SweepError, folder_safe, line_label
+from pcnn_explore.sweep.grid import SweepError, folder_safe, line_colour, line_label
 from pcnn_explore.sweep.records import read_sweep
 
 __all__ = ["load_taxonomy", "load_paper_scores", "paper_column", "line_label", "evaluate_sweep", "write_report",
@@ -280,7 +280,6 @@ def _clear_leftovers(root: Path, final: Path) -> None:
 def _write_files(result: dict, out: Path) -> list[str]:
     """The report's files in the empty folder ``out``; returns their names."""
     from pcnn_explore.atomic import atomic_write, write_text_atomic
-    from pcnn_explore.run.variants import variant_colour
     from pcnn_explore.plots.evaluation import plot_auc_improvements, plot_eval_curves
     from pcnn_explore.report import _plain
 
@@ -290,7 +289,7 @@ def _write_files(result: dict, out: Path) -> list[str]:
     for env, e in result["envs"].items():
         lines = {d["label"]: {"ends": d["ends"], "runs": [r + [math.nan] * (len(d["ends"]) - len(r)) for r in d["runs"]]}
                  for d in e["lines"].values()}  # seeds that ran fewer windows: NaN-padded
-        colours = {d["label"]: variant_colour(d["variant"]) or "0.25" for d in e["lines"].values()}  # DQN: grey
+        colours = {d["label"]: line_colour(line) or "0.25" for line, d in e["lines"].items()}  # DQN: grey
         title = f"{taxonomy.get(env, {}).get('game', env)}: mean return per {e['window'] * e['frames_per_step']:,} frames"
         fig = plot_eval_curves(lines, title, e["frames_per_step"], colours)
         paths.append(out / f"curves_{folder_safe(env)}.png")
