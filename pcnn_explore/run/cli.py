@@ -9,7 +9,7 @@ DIR with the settings stored in its checkpoint (``--env`` and the rest not neede
 agree with them, except those a resume may change, such as ``--steps``). ``--check`` makes every
 check a run makes before it builds anything (the settings, ``--out``, a checkpoint to resume, the
 device), prints the resolved settings and stops with status 0: nothing is built or written.
-``--line NAME`` takes the settings of a named line of :mod:`pcnn_explore.experiments.agents.lines`
+``--line NAME`` takes the settings of a named line of :mod:`pcnn_explore.run.lines`
 (``paper_cts``, ``kit``, ...; printed at the start, and by ``--check``); a flag given beside it
 overrides that one setting (every flag's default is None, so a flag left out is told from one given).
 """
@@ -77,7 +77,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             kw.update(help=f"{kw['help']} (default: study; with --resume: the checkpoint's)")
         parser.add_argument(*names, **kw)
     parser.add_argument("--line", metavar="NAME",
-                        help="a named line of pcnn_explore.experiments.agents.lines (dqn, dqn_mmc, paper_cts, "
+                        help="a named line of pcnn_explore.run.lines (dqn, dqn_mmc, paper_cts, "
                              "paper_pixelcnn, kit, kit_novelty, ...): its settings (printed at the start), each "
                              "overridden by a flag given beside it")
     parser.add_argument("--resume", action="store_true", help="continue the run in --out from its checkpoint")
@@ -88,9 +88,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def line_settings(name: str) -> tuple[str, dict[str, Any]]:
     """(label, TrainConfig fields) of the named line ``name`` of
-    :data:`pcnn_explore.experiments.agents.lines.LINES`: its variant's fields (``bonus``, ``mmc_beta``,
+    :data:`pcnn_explore.run.lines.LINES`: its variant's fields (``bonus``, ``mmc_beta``,
     ...), then the settings the line states. SettingError naming the known lines for another name."""
-    from pcnn_explore.experiments.agents.lines import LINES
+    from pcnn_explore.run.lines import LINES
     from pcnn_explore.run.variants import variant_overrides
 
     if name not in LINES:

@@ -50,7 +50,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "(dqn, dqn_mmc, cts_mmc, pixelcnn, pixelcnn_mmc, convcts_mmc, pixelcnn_mmc_intrinsic, ...); "
                              "Reactor: reactor, then _ and a density model (reactor, reactor_pixelcnn, ...)")
     parser.add_argument("--lines", type=_csv("str"), metavar="L1,L2",
-                        help="named lines of pcnn_explore.experiments.agents.lines (paper_cts, kit, ...), as train "
+                        help="named lines of pcnn_explore.run.lines (paper_cts, kit, ...), as train "
                              "--line: each its variant with the line's settings (--set overrides one); beside or "
                              "instead of --variants")
     parser.add_argument("--seeds", type=_csv("int"), metavar="0,1,2", help="seeds (default 0)")

@@ -6,7 +6,7 @@ A :class:`Grid` comes from the command line (:func:`grid_from_args`) or a TOML f
     figure = "Fig. 12"                      # optional: a title for reports
     envs = ["ALE/MontezumaRevenge-v5"]
     variants = ["pixelcnn_mmc"]             # the rule of pcnn_explore.run.variants
-    lines = ["paper_cts", "kit"]            # optional: named lines of pcnn_explore.experiments.agents.lines
+    lines = ["paper_cts", "kit"]            # optional: named lines of pcnn_explore.run.lines
     seeds = [0, 1, 2, 3, 4]
     profile = "paper"
     episodes = 10000                        # optional, DeepSea only: steps = episodes x N per trial
@@ -144,13 +144,13 @@ def _show(value: Any) -> str:
 
 
 def _named_line(name: str):
-    """The named line ``name`` of :data:`pcnn_explore.experiments.agents.lines.LINES` where it is one and
+    """The named line ``name`` of :data:`pcnn_explore.run.lines.LINES` where it is one and
     no variant name (``kit``, ``paper_cts``), else None (``dqn`` is both: the variant's label serves)."""
     from pcnn_explore.run.variants import VARIANTS
 
     if name in VARIANTS:
         return None
-    from pcnn_explore.experiments.agents.lines import LINES
+    from pcnn_explore.run.lines import LINES
 
     return LINES.get(name)
 
@@ -222,7 +222,7 @@ class Grid:
 
     envs: tuple[str, ...] = ()
     variants: tuple[str, ...] = ()
-    #: named lines of :data:`pcnn_explore.experiments.agents.lines.LINES`, each its variant with the line's settings
+    #: named lines of :data:`pcnn_explore.run.lines.LINES`, each its variant with the line's settings
     lines: tuple[str, ...] = ()
     seeds: tuple[int, ...] = (0,)
     set: dict[str, tuple[Any, ...]] = dataclasses.field(default_factory=dict)
@@ -251,7 +251,7 @@ class Grid:
             if len(set(values)) != len(values):
                 raise SweepError(f"{key} repeat: {', '.join(map(str, values))}")
         if self.lines:
-            from pcnn_explore.experiments.agents.lines import LINES
+            from pcnn_explore.run.lines import LINES
 
             for name in self.lines:
                 if name not in LINES:
@@ -337,7 +337,7 @@ class Grid:
         """(variant, folder name, settings beyond the variant's) of each variant, then each named line."""
         out: list[tuple[str, str, dict[str, Any]]] = [(v, v, {}) for v in self.variants]
         if self.lines:
-            from pcnn_explore.experiments.agents.lines import LINES
+            from pcnn_explore.run.lines import LINES
 
             out += [(LINES[k].variant, k, dict(LINES[k].overrides)) for k in self.lines]
         return out

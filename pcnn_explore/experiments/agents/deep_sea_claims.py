@@ -17,7 +17,7 @@ import math
 from typing import Any, Mapping
 
 from pcnn_explore.experiments.agents.deep_sea_study import DeepSeaStudy, StudyVariant, random_finds_within
-from pcnn_explore.experiments.agents.lines import exploration_rule
+from pcnn_explore.run.lines import exploration_rule
 from pcnn_explore.experiments.agents.preregistered import LEVEL, Claim, Plan
 from pcnn_explore.verdicts import (
     NOT_ON_THIS_TASK,

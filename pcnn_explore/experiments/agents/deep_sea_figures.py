@@ -51,7 +51,7 @@ def plan(figure: str) -> preregistered.Plan:
 def variants(figure: str) -> list[StudyVariant]:
     """The lines of ``figure``'s plan, in its order (:data:`pcnn_explore.experiments.agents.lines.LINES`);
     ValueError where a paper claim would compare a kit line or lines with different exploration rules."""
-    from pcnn_explore.experiments.agents.lines import line
+    from pcnn_explore.run.lines import line
 
     p = plan(figure)
     lines = [line(k) for k in p.lines]
@@ -128,7 +128,7 @@ def metrics(figure: str, study: DeepSeaStudy, decided: dict[str, Any], atari: di
     settings, per-seed values, the claims with their verdicts (paper and kit apart), the scaling rows,
     the run time; ``atari``: the paper profile's Atari summary, where it ran."""
     from pcnn_explore.envs.deep_sea import deep_sea_id
-    from pcnn_explore.experiments.agents.lines import exploration_rule, resolved_settings
+    from pcnn_explore.run.lines import exploration_rule, resolved_settings
 
     env = deep_sea_id(study.settings.sizes[0])
     rates = {k: study.per_seed(k, "success_rate") for k in study.keys}
@@ -245,7 +245,7 @@ def atari(figure: str, profile: str, output_dir, seed: int | None = None, n_seed
 def describe_plan(figure: str) -> str:
     """The fixed plan of ``figure`` in words: the paper's sentence, the study part and seeds, each line
     with its kind and exploration rule, and each claim with its lines, quantity, test and margin."""
-    from pcnn_explore.experiments.agents.lines import exploration_rule, line
+    from pcnn_explore.run.lines import exploration_rule, line
 
     p = plan(figure)
     out = [f"{p.figure}: {p.paper}", f"Study profile: {p.scope}; seeds {p.seeds[0]}-{p.seeds[-1]} "

@@ -84,7 +84,7 @@ def settings(profile: str, seed: int | None = None, n_seeds: int | None = None, 
 
 def lines(profile: str) -> list[StudyVariant]:
     """The named lines the profile runs (:data:`LINE_KEYS`)."""
-    from pcnn_explore.experiments.agents.lines import line
+    from pcnn_explore.run.lines import line
 
     return [line(k) for k in LINE_KEYS[profile]]
 

@@ -60,6 +60,7 @@ from pcnn_explore.envs.deep_sea_protocol import (
 )
 from pcnn_explore.experiments.agents.preregistered import VERDICT_SEEDS
 from pcnn_explore.profiles import ExperimentSettings
+from pcnn_explore.run.lines import StudyVariant, study_variant
 
 __all__ = ["StudyVariant", "study_variant", "DeepSeaStudySettings", "RunValues", "read_run", "study_specs",
            "run_study", "DeepSeaStudy", "STUDY_SEEDS", "RUN_FIELDS", "censored_first_success"]
@@ -68,32 +69,6 @@ __all__ = ["StudyVariant", "study_variant", "DeepSeaStudySettings", "RunValues",
 STUDY_SEEDS = VERDICT_SEEDS
 #: the per-run values :meth:`DeepSeaStudy.per_seed` reads
 RUN_FIELDS = ("success_rate", "coverage", "first_success_episode", "solve_episode", "solved")
-
-
-@dataclasses.dataclass(frozen=True)
-class StudyVariant:
-    """One line of a study (see the module docstring)."""
-
-    variant: str
-    key: str
-    overrides: tuple[tuple[str, Any], ...] = ()
-    label: str = ""
-    kind: str = "paper"  # "baseline", "paper" or "kit" (pcnn_explore.experiments.agents.lines)
-
-    @property
-    def display(self) -> str:
-        from pcnn_explore.run.variants import variant_label
-
-        return self.label or variant_label(self.variant)
-
-
-def study_variant(variant: str, key: str = "", label: str = "", kind: str = "paper", **overrides: Any) -> StudyVariant:
-    """A :class:`StudyVariant` (key: the variant's name unless given); ValueError for an unknown variant or kind."""
-    from pcnn_explore.run.variants import check_variant
-
-    if kind not in ("baseline", "paper", "kit"):
-        raise ValueError(f"kind must be baseline, paper or kit, got {kind!r}")
-    return StudyVariant(check_variant(variant), key or variant, tuple(sorted(overrides.items())), label, kind)
 
 
 @dataclasses.dataclass

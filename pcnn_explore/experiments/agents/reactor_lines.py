@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from pcnn_explore.experiments.agents.deep_sea_study import StudyVariant, study_variant
-from pcnn_explore.experiments.agents.lines import PAPER_METHOD, line as named_line, paper_bonus
+from pcnn_explore.run.lines import StudyVariant, study_variant
+from pcnn_explore.run.lines import PAPER_METHOD, line as named_line, paper_bonus
 from pcnn_explore.run.variants import variant_agent
 
 __all__ = ["LINES", "line_labels"]

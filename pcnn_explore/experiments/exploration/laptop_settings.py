@@ -12,7 +12,7 @@ import numpy as np
 
 from pcnn_explore.envs.deep_sea import deep_sea_id
 from pcnn_explore.experiments.agents.agent_runs import RunSpec
-from pcnn_explore.experiments.agents.lines import baseline_line, line as named_line
+from pcnn_explore.run.lines import baseline_line, line as named_line
 from pcnn_explore.experiments.agents.preregistered import VERDICT_SEEDS
 from pcnn_explore.run.variants import check_variant
 from pcnn_explore.profiles import ExperimentSettings, check_profile

@@ -66,7 +66,7 @@ def settings_text(settings: ExplorationSettings, variant: str = "cts_mmc") -> st
     profile (``TrainConfig.preset``: preset < DeepSea's env_defaults < the notebook's overrides < the
     line's settings, :data:`DEEP_SEA_LINES`), with the line's kind and exploration rule."""
     from pcnn_explore.envs import auto_network
-    from pcnn_explore.experiments.agents.lines import exploration_rule
+    from pcnn_explore.run.lines import exploration_rule
     from pcnn_explore.run.variants import variant_overrides
     from pcnn_explore.run.config import TrainConfig
 
@@ -83,7 +83,7 @@ def settings_text(settings: ExplorationSettings, variant: str = "cts_mmc") -> st
 
 def lines_text(settings: ExplorationSettings) -> list[str]:
     """One line per DeepSea line run: its variant, kind (baseline, paper, kit), label and exploration rule."""
-    from pcnn_explore.experiments.agents.lines import exploration_rule
+    from pcnn_explore.run.lines import exploration_rule
 
     return [f"{v} ({DEEP_SEA_LINES[v].kind}): {DEEP_SEA_LINES[v].display}, {exploration_rule(DEEP_SEA_LINES[v])}"
             for v in settings.deep_sea_variants]
