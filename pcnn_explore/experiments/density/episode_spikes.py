@@ -112,8 +112,8 @@ def verdict(runs: list[EpisodeSpikesResults]) -> str:
     (:func:`density_verdicts.episode_spikes`); "too short" when no run has a spike to rank."""
     window = runs[0].settings.window
     if not any(len(r.alignment.spikes) for r in runs):
-        return (f"{dv.NOT_TESTABLE}: no episode start after the first frames of any seed; "
-                "this run is too short to test the claim")
+        return (f"{dv.NOT_TESTABLE}: too few seeds at this profile (no episode start after the first frames of any "
+                "seed: this run is too short to test the claim)")
     claims = dv.episode_spikes([r.alignment.fraction for r in runs], [r.alignment.chance for r in runs],
                                [r.settings.seed for r in runs])
     note = (f"largest spikes within {window} frames after a start: " + "; ".join(_count(r) for r in runs))
