@@ -31,6 +31,7 @@ import torch.nn.functional as F
 
 from pcnn_explore.names import LEARN_STEPS, OPTIMIZERS
 from pcnn_explore.agents.networks import make_q_network
+from pcnn_explore.agents.replay import check_batch
 from pcnn_explore.agents.returns import check_unit as _check_unit, discounted_returns, mixed_mc_target
 
 __all__ = ["discounted_returns", "mixed_mc_target", "DQNAgent", "OPTIMIZERS", "LEARN_STEPS"]
@@ -103,8 +104,11 @@ class DQNAgent:
     def _make_numpy_step(self):
         if self.learn_step != "numpy":
             return None
-        from pcnn_explore.agents.mlp_step import NumpyMLPStep
-
+        try:
+            from pcnn_explore.agents.mlp_step import NumpyMLPStep
+        except ImportError as e:  # numba missing or broken
+            raise ImportError(f"learn_step='numpy' needs numba, which does not import ({e}): pip install numba, "
+                              "or use learn_step='torch'") from e
         return NumpyMLPStep(self)  # (raises, naming why, where the agent is not the MLP with Adam on a CPU)
 
     def greedy_action(self, obs: np.ndarray) -> int:
@@ -121,7 +125,9 @@ class DQNAgent:
         if self._numpy_step is None and not self._numpy_act:
             return self._greedy_torch(observations)
         x = observations[0][None] if len(observations) == 1 else np.stack(observations)
-        if self._numpy_step is not None:  # the numpy step's own forward (one-hot inputs: a row of W1 each)
+        # the numpy step's own forward (one-hot inputs: a row of W1 each) reads uint8 only; frames of
+        # another dtype take the MLP's numpy forward, pixel values as torch's forward takes them
+        if self._numpy_step is not None and x.dtype == np.uint8:
             return self._numpy_step.greedy_actions(x)
         return self.q.q_values_numpy(x).argmax(axis=1).tolist()
 
@@ -157,11 +163,16 @@ class DQNAgent:
 
         Returns the Huber loss as a detached 0-d tensor on the device (``float()`` of it syncs); with
         ``learn_step="numpy"``, as a float32 numpy scalar.
+
+        A batch that no step may read (an action outside [0, n_actions), a reward or return that is
+        not finite, frames not uint8) raises ValueError with the same message on every path
+        (:func:`~pcnn_explore.agents.replay.check_batch`, which the numpy step calls itself).
         """
-        if self.cuda_graph:
-            return self._learn_graphed(batch)
         if self._numpy_step is not None:
             return self._numpy_step(batch)
+        check_batch(batch, self.n_actions)
+        if self.cuda_graph:
+            return self._learn_graphed(batch)
         dev = self.device
         if hasattr(batch, "obs_slots"):  # DeviceBatch: stacks gathered where the frames are
             obs, next_obs = batch.obs.to(dev), batch.next_obs.to(dev)
@@ -180,9 +191,8 @@ class DQNAgent:
         return loss.detach()
 
     def _learn_graphed(self, batch) -> torch.Tensor:
-        from pcnn_explore.agents.learn_graph import LearnGraph, batch_layout, check_batch
+        from pcnn_explore.agents.learn_graph import LearnGraph, batch_layout
 
-        check_batch(batch, self.n_actions)
         if self._graph is None or self._graph.layout != batch_layout(batch):
             self._graph = None  # release the old graph's memory pool first
             self._graph = LearnGraph(self, batch)

@@ -18,7 +18,6 @@ the first real one. The target network is read in place: ``DQNAgent.sync_target`
 """
 from __future__ import annotations
 
-import numpy as np
 import torch
 
 from pcnn_explore.agents.replay import DeviceBatch, gather_stacks
@@ -136,10 +135,3 @@ class LearnGraph:
         stage.event.record(torch.cuda.current_stream(self.agent.device))
         self.graph.replay()
         return self.loss.clone()
-
-
-def check_batch(batch, n_actions: int) -> None:
-    """Actions in range (an out-of-range index inside a graph is a device-side assert)."""
-    a = np.asarray(batch.action)
-    if a.size and (a.min() < 0 or a.max() >= n_actions):
-        raise ValueError(f"batch actions must be in [0, {n_actions}), got {a.min()}..{a.max()}")

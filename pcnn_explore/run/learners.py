@@ -77,7 +77,7 @@ class DQNLearner(_Learner):
                               device=cfg.device, learn_step=cfg.learn_step or "torch")
         # on CUDA the replay's frames live on the GPU where they fit, so a batch never crosses PCIe
         self.replay = ReplayShards(cfg.num_envs, cfg.replay_capacity, obs_shape, stack=stack, gamma=cfg.gamma,
-                                   running_episode=cfg.running_episode,
+                                   running_episode=cfg.running_episode, n_actions=n_actions,
                                    device=replay_device(cfg.device, cfg.replay_capacity, obs_shape, stack))
         self.device = self.agent.device
 

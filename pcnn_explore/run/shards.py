@@ -22,14 +22,14 @@ class ReplayShards(Shards):
     drawn from several shards is still one :class:`DeviceBatch` gathered on the device."""
 
     def __init__(self, n: int, capacity: int, obs_shape, stack: int, gamma: float, running_episode: str,
-                 device: str | None = None):
+                 device: str | None = None, n_actions: int | None = None):
         per_env = -(-int(capacity) // int(n))
         self.per_env, self.frames = per_env, None
         if device is not None:
             c, h, w = obs_shape
             self.frames = torch.zeros((per_env * int(n), c // stack, h, w), dtype=torch.uint8, device=device)
         self.shards = [ReplayBuffer(per_env, obs_shape, stack=stack, gamma=gamma, running_episode=running_episode,
-                                    device=device,
+                                    device=device, n_actions=n_actions,
                                     frames=None if self.frames is None else self.frames[i * per_env:(i + 1) * per_env])
                        for i in range(int(n))]
 
