@@ -57,7 +57,7 @@ def test_train_and_sweep_refuse_at_once_in_one_line_naming_wsl(tmp_path, capsys,
     assert os.listdir(tmp_path) == []  # nothing written
 
 
-def test_the_python_api_refuses_before_anything_too(tmp_path, windows):
+def test_the_python_api_refuses_before_anything_too_but_a_sweep_report_is_not_refused(tmp_path, capsys, windows):
     out = tmp_path / "run"
     with pytest.raises(RunError) as caught:
         train(TrainConfig.preset("smoke", env=ENV, out_dir=str(out)), progress=False)
@@ -66,9 +66,7 @@ def test_the_python_api_refuses_before_anything_too(tmp_path, windows):
         with pytest.raises(RunError, match="use WSL 2"):  # (not ModuleNotFoundError: fcntl)
             call()
     assert os.listdir(tmp_path) == [] and lock_module._HELD == {}
-
-
-def test_a_sweep_report_reads_and_writes_files_only_so_it_is_not_refused(tmp_path, capsys, windows):
+    # sweep --report only reads logs and writes files (its Windows-unsafe calls are guarded, below)
     status, err = _run(["sweep", "--report", str(tmp_path / "none")], capsys)
     assert status == 2 and "WSL" not in err and "none" in err, err
 

@@ -128,26 +128,29 @@ def test_sigterm_in_python_raises_run_interrupted_and_the_resume_is_exact(tmp_pa
             np.testing.assert_array_equal(la[col], lb[col], err_msg=col)
 
 
-def test_a_handler_of_the_callers_own_is_left_in_place(tmp_path):
-    """A program that handles SIGTERM itself keeps its handler: the run does not take it over."""
-    calls = []
-    previous = signal.signal(signal.SIGTERM, lambda *a: calls.append(a[0]))
+def test_sigterm_is_taken_over_only_where_its_default_action_is_in_place(tmp_path, monkeypatch):
+    """The run takes SIGTERM over while it trains and gives the default back; a program that handles
+    SIGTERM itself keeps its handler throughout."""
+    from pcnn_explore.run import logger
+
+    seen = []
+
+    class Look(logger.CsvLog):
+        def write(self, row):
+            super().write(row)
+            seen.append(signal.getsignal(signal.SIGTERM))
+
+    monkeypatch.setattr(logger, "CsvLog", Look)
+    cfg = TrainConfig.preset("smoke", env=ENV, steps=40, out_dir=str(tmp_path / "a"))
+    train(cfg, progress=False)
+    assert seen and all(getattr(h, "__qualname__", "") == "CtrlC._handle" for h in seen), seen
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+    mine = lambda signum, frame: None  # noqa: E731
+    previous, seen[:] = signal.signal(signal.SIGTERM, mine), []
     try:
-        seen = []
-
-        from pcnn_explore.run import logger
-
-        class Look(logger.CsvLog):
-            def write(self, row):
-                super().write(row)
-                seen.append(signal.getsignal(signal.SIGTERM))
-
-        real, logger.CsvLog = logger.CsvLog, Look
-        try:
-            train(TrainConfig.preset("smoke", env=ENV, steps=40, out_dir=str(tmp_path / "r")), progress=False)
-        finally:
-            logger.CsvLog = real
-        assert seen and all(getattr(h, "__name__", "") == "<lambda>" for h in seen), seen
+        train(TrainConfig.preset("smoke", env=ENV, steps=40, out_dir=str(tmp_path / "b")), progress=False)
+        assert seen and all(h is mine for h in seen), seen
+        assert signal.getsignal(signal.SIGTERM) is mine
     finally:
         signal.signal(signal.SIGTERM, previous)
 
