@@ -12,7 +12,6 @@ from __future__ import annotations
 import ctypes
 import os
 import sys
-from pathlib import Path
 
 import pytest
 
