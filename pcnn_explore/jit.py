@@ -14,6 +14,10 @@ user owns it and nobody else can write to it, since numba's cache files are unpi
 loaded), and where even that cannot be written, to no cache at all (each process compiles again).
 The fallback changes no global numba setting: ``numba.config.CACHE_DIR`` is set only while one
 function is decorated, and numba keeps the folder in that function's cache locator.
+
+numba is a dependency of the base install. Where it is missing all the same, the kernels run as the
+plain Python they are written in (same values, many times slower), with one warning naming
+``pip install numba``; DQN's learn step then takes its torch form (:mod:`pcnn_explore.run.config`).
 """
 from __future__ import annotations
 
@@ -21,8 +25,11 @@ import os
 import tempfile
 import warnings
 
-import numba
-from numba.core import config as numba_config
+try:
+    import numba
+    from numba.core import config as numba_config
+except ModuleNotFoundError:  # a broken install: the kernels run as plain Python (see the module docstring)
+    numba = numba_config = None
 
 __all__ = ["njit", "fallback_cache_dir"]
 
@@ -34,6 +41,10 @@ def njit(**options):
     where numba finds no writable place for its cache (see the module docstring)."""
 
     def decorate(func):
+        if numba is None:
+            _warn_once("numba", "pcnn-explore: numba is not installed, so the kit's kernels (CTS, the frame "
+                                "quantiser) run as plain Python, many times slower; pip install numba")
+            return func
         try:
             return numba.njit(cache=True, **options)(func)
         except RuntimeError as err:

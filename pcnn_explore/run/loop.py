@@ -37,6 +37,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from pcnn_explore.agents.replay import check_reward
 from pcnn_explore.envs import auto_network
 from pcnn_explore.run.closing import RunClosing
 from pcnn_explore.run.config import TrainConfig
@@ -230,8 +231,9 @@ def vector_step(cfg: TrainConfig, state: RunState, envs, learner, scorer: BonusS
         r_plus = float(record.bonus) if record is not None else 0.0
         extrinsic = 0.0 if cfg.intrinsic_only else float(reward)
         end = bool(terminated or truncated or state.step >= cfg.steps)
-        learner.store(i, slot.obs, actions[i], extras[i], min(1.0, max(-1.0, extrinsic + r_plus)), bool(terminated),
-                      next_obs, end)
+        # (checked before the clip, which would turn a NaN into -1: the store's own check must see it)
+        total = check_reward(extrinsic + r_plus, "transition reward (the env's reward plus the bonus)")
+        learner.store(i, slot.obs, actions[i], extras[i], min(1.0, max(-1.0, total)), bool(terminated), next_obs, end)
         state.advance(i, actions[i], rates[i] if isinstance(rates, list) else rates, reward, record, next_obs, info,
                       cfg.scored_frame == "next_state")
         logger.scored(record)
