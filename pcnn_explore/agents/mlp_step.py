@@ -44,10 +44,11 @@ from __future__ import annotations
 
 import importlib.util
 
-import numba
+import numba  # noqa: F401  (this step exists only compiled: without numba it does not import, and DQNAgent says so)
 import numpy as np
 
 from pcnn_explore.agents.replay import check_batch
+from pcnn_explore.jit import njit
 
 
 __all__ = ["NumpyMLPStep", "supports_numpy_step"]
@@ -67,7 +68,7 @@ def supports_numpy_step(agent) -> str | None:
     return None
 
 
-@numba.njit(cache=True, fastmath=True, error_model="numpy")
+@njit(fastmath=True, error_model="numpy")
 def _adam(param, grad, exp_avg, exp_avg_sq, beta1, beta2, step_size, bias_correction2_sqrt, eps):  # pragma: no cover
     """Adam's update of one parameter (1-D float32 views), in place; see the module docstring. The
     scalars are float32: ``beta1`` and ``beta2`` as (beta, 1 - beta) pairs, each rounded from float64
@@ -90,7 +91,7 @@ def _adam(param, grad, exp_avg, exp_avg_sq, beta1, beta2, step_size, bias_correc
         param[i] -= step_size * m / (np.sqrt(v) / bias_correction2_sqrt + eps)
 
 
-@numba.njit(cache=True)
+@njit()
 def _nonzeros(obs):  # pragma: no cover
     """(rows, columns, values / 255) of the nonzero entries of obs (B, D) uint8, row by row."""
     n, d_in = obs.shape
@@ -110,7 +111,7 @@ def _nonzeros(obs):  # pragma: no cover
     return rows, cols, vals
 
 
-@numba.njit(cache=True)
+@njit()
 def _sparse_first_layer(rows, cols, vals, weight, bias, out):  # pragma: no cover
     """out = x W^T + b, x given by its nonzero entries (:func:`_nonzeros`); out (B, H) float32."""
     for i in range(out.shape[0]):
@@ -122,7 +123,7 @@ def _sparse_first_layer(rows, cols, vals, weight, bias, out):  # pragma: no cove
             out[i, h] += x * weight[h, d]
 
 
-@numba.njit(cache=True)
+@njit()
 def first_layer(obs, weight, bias, out):  # pragma: no cover
     """out = (obs / 255) W^T + b for obs (B, D) uint8, W (H, D), b (H,), out (B, H) float32, over the
     nonzero inputs only: DeepSea's grids are one-hot, so this is H multiply-adds per row instead of
@@ -131,7 +132,7 @@ def first_layer(obs, weight, bias, out):  # pragma: no cover
     _sparse_first_layer(rows, cols, vals, weight, bias, out)
 
 
-@numba.njit(cache=True)
+@njit()
 def _first_layer_grad(rows, cols, vals, dz, out):  # pragma: no cover
     """out = dz^T x: the gradient of the first layer's weights (H, D), x given by its nonzero entries."""
     out[:] = 0.0
@@ -141,7 +142,7 @@ def _first_layer_grad(rows, cols, vals, dz, out):  # pragma: no cover
             out[h, d] += dz[i, h] * x
 
 
-@numba.njit(cache=True)
+@njit()
 def _mlp(nonzeros, n, w1, b1, w2, b2, w3, b3):  # pragma: no cover
     """(z1, h1, z2, h2, q) of the MLP on n inputs given by their nonzero entries (:func:`_nonzeros`);
     see the module docstring."""
@@ -154,7 +155,7 @@ def _mlp(nonzeros, n, w1, b1, w2, b2, w3, b3):  # pragma: no cover
     return z1, h1, z2, h2, q
 
 
-@numba.njit(cache=True)
+@njit()
 def _greedy(obs, w1, b1, w2, b2, w3, b3):  # pragma: no cover
     """argmax_a Q(obs, a) per row of obs (B, D) uint8 (the first of tied actions, as numpy's argmax)."""
     q = _mlp(_nonzeros(obs), obs.shape[0], w1, b1, w2, b2, w3, b3)[4]
@@ -164,7 +165,7 @@ def _greedy(obs, w1, b1, w2, b2, w3, b3):  # pragma: no cover
     return out
 
 
-@numba.njit(cache=True)
+@njit()
 def _gradients(obs, next_obs, action, reward, done, mc_return, gamma, beta, double_q,
                w1, b1, w2, b2, w3, b3, tw1, tb1, tw2, tb2, tw3, tb3,
                gw1, gb1, gw2, gb2, gw3, gb3):  # pragma: no cover
@@ -211,7 +212,7 @@ def _gradients(obs, next_obs, action, reward, done, mc_return, gamma, beta, doub
     return loss
 
 
-@numba.njit(cache=True)
+@njit()
 def _batch_fault(action, n_actions, reward, mc_return):  # pragma: no cover
     """True where a row of the batch has an action outside [0, n_actions) or a reward or Monte Carlo
     return that is not finite: one pass, under a microsecond at batch size 32 (numpy's min, max and
@@ -222,7 +223,7 @@ def _batch_fault(action, n_actions, reward, mc_return):  # pragma: no cover
     return False
 
 
-@numba.njit(cache=True)
+@njit()
 def _adam_all(params, grads, exp_avgs, exp_avg_sqs, steps, lr, beta1, beta2, eps):  # pragma: no cover
     """Adam's step of every parameter (tuples of 1-D float32 views; steps: 1-element float32 views)."""
     for k in range(len(params)):
