@@ -123,9 +123,12 @@ def _agent_claim(name: str, key: str, c: Mapping, control: list[float] | None) -
     head = {k: c[k] for k in ("kind", "claim", "lines", "labels", "quantity", "margin", "note", "chance") if k in c}
     plan = _plan_claim(name, key)
     if test == "not_testable" or (plan is not None and plan.test == "not_testable"):
-        why = str(c.get("note") or (plan.note if plan is not None else "") or "the task cannot test it")
-        return {**head, "verdict": NOT_TESTABLE, "reason": NOT_ON_THIS_TASK, "test": "not_testable",
-                "sentence": not_testable(NOT_ON_THIS_TASK, why)}
+        # the plan's why first (a claim the plan made not testable after its run keeps a stale note); the
+        # stored per-seed values stay, deciding nothing
+        why = str((plan.note if plan is not None else "") or c.get("note") or "the task cannot test it")
+        kept = {k: c[k] for k in ("values", "values_b", "seeds") if k in c}
+        return {**head, **kept, "note": why, "verdict": NOT_TESTABLE, "reason": NOT_ON_THIS_TASK,
+                "test": "not_testable", "sentence": not_testable(NOT_ON_THIS_TASK, why)}
     a = [float(v) for v in c.get("values") or []]
     b = [float(v) for v in c.get("values_b") or []]
     labels = list(c.get("labels") or [])

@@ -14,20 +14,21 @@ cannot change a line), with a ``kind``:
 
 The paper's method, each choice cited:
 
-- the bonus r+ = beta PC_n(x)^-1/2 is added to the reward at every step, PG computed at every
-  density-model update, online (Sec. 4, "we augment the environment reward with a pseudo-count
-  exploration bonus, yielding the combined reward r(x, a) + PC_n(x)^-1/2"; Sec. 3.3, the pseudo-count with c_n);
+- the bonus r+ = s PC_n(x)^-1/2, s the bonus scale (TrainConfig ``bonus_scale``), is added to the
+  reward at every step, PG computed at every density-model update, online (Sec. 4, "we augment the
+  environment reward with a pseudo-count exploration bonus, yielding the combined reward r(x, a) +
+  PC_n(x)^-1/2"; Sec. 3.3, the pseudo-count with c_n);
 - PixelCNN: PG scaled by c_n = 0.1 n^-1/2 (Sec. 3.3: the decay c n^-1/2 "obtains the best
-  exploration results", c = 0.1 "a sensible configuration"), beta = 1;
+  exploration results", c = 0.1 "a sensible configuration"), bonus scale 1;
 - CTS: the paper states no scale and no c_n for CTS. No c_n is an inference from its assumption
-  (b) (CTS's PG decays as n^-1 on its own, Sec. 3 and 3.3); beta = 0.05 is a declared assumption
+  (b) (CTS's PG decays as n^-1 on its own, Sec. 3 and 3.3); bonus scale 0.05 is a declared assumption
   (Bellemare et al. 2016's scale), with a sensitivity line at :data:`CTS_SCALE_SENSITIVITY`;
 - the frame scored is the state acted in, x_t (Bellemare et al. 2016; the paper says only that the
   model "receives a single frame");
-- MMC with beta = 0.1 for every intrinsically motivated agent (Sec. 4.1: "we always use the mixed
-  Monte Carlo update (MMC) for the intrinsically motivated agents ... but regular Q-Learning for
-  the baseline DQN"; the value 0.1 is inherited from Bellemare et al. 2016, the paper gives only
-  beta in [0, 1]);
+- MMC with the MMC mix 0.1 (TrainConfig ``mmc_beta``, the paper's beta) for every intrinsically
+  motivated agent (Sec. 4.1: "we always use the mixed Monte Carlo update (MMC) for the
+  intrinsically motivated agents ... but regular Q-Learning for the baseline DQN"; the value 0.1 is
+  inherited from Bellemare et al. 2016, the paper gives only the mix in [0, 1]);
 - DQN's epsilon-greedy exploration (``novelty_epsilon`` 0).
 
 The settings that adapt DQN to DeepSea's scale (:data:`pcnn_explore.envs.deep_sea.DEEP_SEA_DEFAULTS`:
@@ -78,23 +79,23 @@ def study_variant(variant: str, key: str = "", label: str = "", kind: str = "pap
 PAPER_METHOD: dict[str, Any] = {"mmc_beta": 0.1, "scored_frame": "state", "novelty_epsilon": 0.0,
                                 "intrinsic_only": False}
 #: the paper's bonus form per density model as TrainConfig fields (c of c_n, its schedule over density
-#: updates n, beta), from :data:`pcnn_explore.bonus.PAPER_BONUS_FORM` (cited there)
+#: updates n, bonus scale), from :data:`pcnn_explore.bonus.PAPER_BONUS_FORM` (cited there)
 PAPER_BONUS: dict[str, dict[str, Any]] = {
     m: {"pg_scale": f["scale"], "pg_schedule": f["schedule"], "bonus_scale": f["beta"]}
     for m, f in PAPER_BONUS_FORM.items() if m in ("pixelcnn", "pixelcnn_pos", "cts")}
-#: the sensitivity line of the CTS scale assumption: beta 10 times the declared 0.05
+#: the sensitivity line of the CTS scale assumption: the bonus scale 10 times the declared 0.05
 CTS_SCALE_SENSITIVITY = 0.5
 #: Fig. 12's scales c of c n^-1/2 (Sec. 6)
 FIG12_SCALES = (0.1, 1.0, 10.0)
 
 #: the kit's additions, each on top of the paper's CTS line (the settings it changes)
 KIT_ADDITIONS: dict[str, dict[str, Any]] = {
-    # the kit's bonus form: c = 0.1 held constant, beta = 1 (the paper decays c for PixelCNN only and
+    # the kit's bonus form: c = 0.1 held constant, bonus scale 1 (the paper decays c for PixelCNN only and
     # gives CTS no scale)
     "kit_constant_c": {"pg_scale": 0.1, "pg_schedule": "constant", "bonus_scale": 1.0},
     # the frame reached by the action, x_{t+1}, scored instead of x_t
     "kit_next_state": {"scored_frame": "next_state"},
-    # MMC beta 0.5 instead of 0.1
+    # MMC mix 0.5 instead of 0.1
     "kit_mmc": {"mmc_beta": DEEP_SEA_MMC_BETA},
     # novelty-scaled exploration (kappa 1) on top of next-state scoring, which it needs
     "kit_novelty": {"scored_frame": "next_state", "novelty_epsilon": DEEP_SEA_NOVELTY_EPSILON},
@@ -104,8 +105,8 @@ KIT_ADDITIONS: dict[str, dict[str, Any]] = {
 KIT_ADDITIONS["kit"] = {**KIT_ADDITIONS["kit_constant_c"], **KIT_ADDITIONS["kit_next_state"],
                         **KIT_ADDITIONS["kit_mmc"], **KIT_ADDITIONS["kit_novelty"]}
 
-_KIT_LABELS = {"kit_constant_c": "c = 0.1 constant, beta 1", "kit_next_state": "next state scored",
-               "kit_mmc": "MMC 0.5", "kit_novelty": "novelty-scaled epsilon", "novelty_only":
+_KIT_LABELS = {"kit_constant_c": "c = 0.1 constant, bonus scale 1", "kit_next_state": "next state scored",
+               "kit_mmc": "MMC mix 0.5", "kit_novelty": "novelty-scaled epsilon", "novelty_only":
                "novelty-scaled epsilon, no bonus in the reward", "kit": "all the kit's additions"}
 
 
@@ -123,7 +124,7 @@ def _label(model: str) -> str:
 
 
 def baseline_line(mmc: bool = False) -> StudyVariant:
-    """DQN (regular Q-learning) or DQN + MMC (beta 0.1), epsilon-greedy."""
+    """DQN (regular Q-learning) or DQN + MMC (MMC mix 0.1), epsilon-greedy."""
     if mmc:
         return study_variant("dqn_mmc", "dqn_mmc", "DQN + MMC", kind="baseline", mmc_beta=PAPER_METHOD["mmc_beta"],
                              novelty_epsilon=0.0)
@@ -163,7 +164,7 @@ def _lines() -> dict[str, StudyVariant]:
     out = [baseline_line(), baseline_line(mmc=True), paper_line("cts"), paper_line("pixelcnn"),
            paper_line("cts", "paper_cts_no_mmc", mmc=False),
            paper_line("cts", "paper_cts_intrinsic", intrinsic_only=True),
-           paper_line("cts", "paper_cts_scale", label=f"DQN-CTS, beta {CTS_SCALE_SENSITIVITY:g} (sensitivity)",
+           paper_line("cts", "paper_cts_scale", label=f"DQN-CTS, bonus scale {CTS_SCALE_SENSITIVITY:g} (sensitivity)",
                       bonus_scale=CTS_SCALE_SENSITIVITY),
            *(paper_line("cts", f"c{c:g}", label=f"DQN-CTS, c = {c:g} n^-1/2 (Fig. 12's form)", pg_scale=c,
                         pg_schedule="inverse_sqrt", bonus_scale=1.0) for c in FIG12_SCALES),

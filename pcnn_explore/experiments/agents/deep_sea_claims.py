@@ -105,9 +105,14 @@ def decide_claim(claim: Claim, study: DeepSeaStudy, level: float = LEVEL) -> dic
     head = {"kind": claim.kind, "claim": claim.sentence, "lines": list(claim.lines),
             "labels": [lines[k].display for k in claim.lines], "quantity": claim.quantity, "test": claim.test,
             "margin": claim.margin, "note": claim.note}
-    if claim.test == "not_testable":
+    if claim.test == "not_testable":  # the lines' per-seed values kept for the reader; they decide nothing
+        shown = {}
+        if claim.quantity and claim.lines:
+            per_line = [claim_values(study, k, claim.quantity) for k in claim.lines[:2]]
+            shown = {"values": list(per_line[0].values()),
+                     "values_b": list(per_line[1].values()) if len(per_line) > 1 else [], "seeds": list(per_line[0])}
         return {**head, "verdict": NOT_TESTABLE, "reason": NOT_ON_THIS_TASK,
-                "sentence": not_testable(NOT_ON_THIS_TASK, claim.note)}
+                "sentence": not_testable(NOT_ON_THIS_TASK, claim.note), **shown}
     name = " - ".join(lines[k].display for k in claim.lines)
     if claim.test == "share":
         found = claim_values(study, claim.lines[0], claim.quantity)
