@@ -147,7 +147,9 @@ def reason_line(word: str, claims: Sequence[Claim], sentence: str = "") -> str:
 def notebook_row(name: str, metrics: Mapping | None, word: str, sentence: str = "") -> Row:
     """The first-screen row of notebook ``name`` with its verdict ``word`` (and the sentence behind
     it, e.g. a failure's error): 14's scores in place of a word (:func:`deep_sea_scores`), else the
-    first paper claim's number (:func:`claim_number`) and :func:`reason_line`."""
+    first paper claim's number (:func:`claim_number`) and :func:`reason_line`. The first paper claim
+    is the first the notebook made, whatever metrics.json's sorted keys say: :func:`claims_of` orders
+    the records by their own ``order`` (the density notebooks write it), else by the notebook's plan."""
     metrics = metrics if isinstance(metrics, Mapping) else {}
     paper = metrics.get("paper") if isinstance(metrics.get("paper"), Mapping) else {}
     short = short_claim(name, str(paper.get("verdict") or ""))

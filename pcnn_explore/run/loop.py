@@ -231,8 +231,12 @@ def vector_step(cfg: TrainConfig, state: RunState, envs, learner, scorer: BonusS
         r_plus = float(record.bonus) if record is not None else 0.0
         extrinsic = 0.0 if cfg.intrinsic_only else float(reward)
         end = bool(terminated or truncated or state.step >= cfg.steps)
-        # (checked before the clip, which would turn a NaN into -1: the store's own check must see it)
-        total = check_reward(extrinsic + r_plus, "transition reward (the env's reward plus the bonus)")
+        # (checked before the clip, which would turn a NaN into -1: the store's own check must see it; an
+        # infinite bonus, a pseudo-count of 0 as c n^-1/2 PG with a large c gives, is the paper's form and
+        # clips to +1 as every reward does)
+        total = extrinsic + r_plus
+        if not (r_plus == math.inf and math.isfinite(extrinsic)):
+            total = check_reward(total, "transition reward (the env's reward plus the bonus)")
         learner.store(i, slot.obs, actions[i], extras[i], min(1.0, max(-1.0, total)), bool(terminated), next_obs, end)
         state.advance(i, actions[i], rates[i] if isinstance(rates, list) else rates, reward, record, next_obs, info,
                       cfg.scored_frame == "next_state")

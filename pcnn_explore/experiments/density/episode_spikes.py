@@ -27,7 +27,9 @@ from pcnn_explore.experiments.density.density_training import (
     DensityExperimentSettings, TrainTrace, check_positive_int, run_seeds, train_stream)
 from pcnn_explore.streams import check_game, load_stream
 
-__all__ = ["EpisodeSpikesSettings", "EpisodeSpikesResults", "run", "run_all", "PAPER_CLAIM", "PAPER", "summary", "verdict"]
+from pcnn_explore.verdicts import TOO_FEW_SEEDS
+__all__ = ["EpisodeSpikesSettings", "EpisodeSpikesResults", "run", "run_all", "PAPER_CLAIM", "PAPER", "summary", "verdict",
+           "claims", "claim_records", "CLAIM", "TOO_SHORT"]
 
 PAPER_CLAIM = "loss spikes coincide with episode starts over the first 6K frames of Pong (Fig. 2 middle)"
 
@@ -108,20 +110,45 @@ def _count(r: EpisodeSpikesResults) -> str:
 
 
 def verdict(runs: list[EpisodeSpikesResults]) -> str:
+#: the verdict of a run too short to hold an episode start after its first frames
+TOO_SHORT = (f"{dv.NOT_TESTABLE}: too few seeds at this profile (no episode start after the first frames of any "
+             "seed: this run is too short to test the claim)")
+#: the one claim's name (:func:`density_verdicts.episode_spikes`)
+CLAIM = "spikes at episode starts"
+
+
+def claims(runs: list[EpisodeSpikesResults]) -> dict | None:
+    """The claim over the runs (one per seed): :func:`density_verdicts.episode_spikes`; None when no
+    run has a spike to rank (too short)."""
+    if not any(len(r.alignment.spikes) for r in runs):
+        return None
+    return dv.episode_spikes([r.alignment.fraction for r in runs], [r.alignment.chance for r in runs],
+                             [r.settings.seed for r in runs])
+
+
     """Over the runs (one per seed): near-start share of the largest spikes against chance's share
     (:func:`density_verdicts.episode_spikes`); "too short" when no run has a spike to rank."""
     window = runs[0].settings.window
-    if not any(len(r.alignment.spikes) for r in runs):
-        return (f"{dv.NOT_TESTABLE}: too few seeds at this profile (no episode start after the first frames of any "
-                "seed: this run is too short to test the claim)")
-    claims = dv.episode_spikes([r.alignment.fraction for r in runs], [r.alignment.chance for r in runs],
-                               [r.settings.seed for r in runs])
+    c = claims(runs)
+    if c is None:
+        return TOO_SHORT
     note = (f"largest spikes within {window} frames after a start: " + "; ".join(_count(r) for r in runs))
-    return dv.verdict_line(runs[0].settings.profile, claims, len(runs), note=note)
+    return dv.verdict_line(runs[0].settings.profile, c, len(runs), note=note)
+
+
+def claim_records(runs: list[EpisodeSpikesResults]) -> dict:
+    """metrics.json's ``claims`` records (:func:`density_verdicts.claim_records`); a run too short to
+    rank a spike gives the claim as not testable with that reason, and no number."""
+    c = claims(runs)
+    if c is None:
+        return {CLAIM: {"kind": "paper", "claim": CLAIM, "order": 0, "verdict": dv.NOT_TESTABLE,
+                        "reason": TOO_FEW_SEEDS, "sentence": TOO_SHORT}}
+    return dv.claim_records(c)
 
 
 def summary(runs: list[EpisodeSpikesResults]) -> dict:
-    """The first seed's run (the one plotted) unprefixed, the per-seed shares, and the verdict."""
+    """The first seed's run (the one plotted) unprefixed, the per-seed shares, the verdict and the
+    claims records."""
     results = runs[0]
     a = results.alignment
     return {
@@ -135,3 +162,4 @@ def summary(runs: list[EpisodeSpikesResults]) -> dict:
         "chance_fraction_per_seed": [r.alignment.chance for r in runs],
         "verdict": verdict(runs),
     }
+        "claims": claim_records(runs),

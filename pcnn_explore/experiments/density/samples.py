@@ -42,7 +42,8 @@ from pcnn_explore.experiments.density.location import (
     STREAM_POLICIES, check_policies, location_stats, policy_label, static_positions, stream_policies_for)
 from pcnn_explore.streams import check_game, load_stream
 
-__all__ = ["SamplesSettings", "SamplesResults", "run", "run_all", "PAPER_CLAIM", "MODEL_NAMES", "PAPER", "summary", "verdict"]
+__all__ = ["SamplesSettings", "SamplesResults", "run", "run_all", "PAPER_CLAIM", "MODEL_NAMES", "PAPER", "summary", "verdict",
+           "claims"]
 
 PAPER_CLAIM = "after 25K steps PixelCNN samples look better than CTS samples (Fig. 4)"
 
@@ -167,15 +168,26 @@ def verdict(runs: list[SamplesResults]) -> str:
                f"to the nearest training frame (0: a copy) {per_seed(train)}"
                + f"; context, first seed's held-out loss ranks {' < '.join(sorted(loss, key=loss.get))}"
                " (a better generative model need not give better probabilities); look at the samples too")
-    if not {"cts", "pixelcnn"} <= set(dist):
+    c = claims(runs)
+    if c is None:
         return f"{dv.NOT_TESTABLE}: needs cts and pixelcnn ({context})"
-    seeds = [r.settings.seed for r in runs]
-    return dv.verdict_line(runs[0].settings.profile, dv.samples(dist, seeds), len(runs), note=context)
+    return dv.verdict_line(runs[0].settings.profile, c, len(runs), note=context)
+
+
+def claims(runs: list[SamplesResults]) -> dict | None:
+    """The claim over the runs (one per seed) on the main stream: PixelCNN's samples nearer held-out
+    frames than CTS's (:func:`density_verdicts.samples`); None without both models."""
+    main = runs[0].policies[0]
+    dist = {m: [r.sample_distance[main][m] for r in runs] for m in runs[0].sample_distance[main]}
+    if not {"cts", "pixelcnn"} <= set(dist):
+        return None
+    return dv.samples(dist, [r.settings.seed for r in runs])
 
 
 def summary(runs: list[SamplesResults]) -> dict:
     """The first seed's run (the one plotted): keys of the main stream unprefixed, the others prefixed
-    by their policy (``random_...``); the per-seed sample distances on the main stream; the verdict."""
+    by their policy (``random_...``); the per-seed sample distances on the main stream; the verdict and
+    the claims records (:func:`density_verdicts.claim_records`)."""
     results = runs[0]
     out: dict = {}
     for i, policy in enumerate(results.policies):
@@ -200,3 +212,6 @@ def summary(runs: list[SamplesResults]) -> dict:
                 for m in results.train_distance[main]})
     out["verdict"] = verdict(runs)
     return out
+    c = claims(runs)
+    if c is not None:
+        out["claims"] = dv.claim_records(c)
