@@ -4,6 +4,8 @@ from __future__ import annotations
 import numpy as np
 
 from pcnn_explore.record import load_episode, shipped_episode
+from pcnn_explore.report.first_screen import notebook_row
+from pcnn_explore.report.index import verdict_word
 
 
 def test_notebook_11_smoke(notebook_runner):
@@ -30,6 +32,17 @@ def test_notebook_11_smoke(notebook_runner):
     # the CTS recording replays the same actions: the same rooms at the same steps
     cts = load_episode(shipped_episode("montezuma_cts"))
     assert metrics["compare"]["room_change_steps"] == cts.room_change_steps.tolist() == metrics["room_change_steps"]
+    # the one paper claim's record: not testable (one episode), with its number, which the first screen shows
+    (record,) = metrics["summary"]["claims"].values()
+    ratio = metrics["room_change_to_median"]
+    assert record == {"kind": "paper", "order": 0,
+                      "claim": "the intrinsic reward peaks at room changes (at least 2x the median)",
+                      "verdict": "not testable", "reason": "too few seeds at this profile",
+                      "sentence": metrics["summary"]["verdict"], "label": "PixelCNN's bonus at room changes over its median",
+                      "estimate": ratio, "n": 1, "n_per_line": 1, "n_unit": "episode", "method": "one recorded episode"}
+    row = notebook_row("11_intrinsic_reward_episode", metrics, verdict_word(metrics))
+    assert row.number == f"PixelCNN's bonus at room changes over its median {ratio:.3g}, n = 1 episode"
+    assert row.word == "not testable" and row.reason.startswith("not testable: too few seeds at this profile")
 
 
 def test_notebook_11_without_comparison(notebook_runner):

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import math
 import os
+import re
 
 import pytest
 
+from pcnn_explore.report.first_screen import notebook_row
 from pcnn_explore.report.index import verdict_word
 
 # single-threaded BLAS in the notebook kernels: the frame conversion multiplies small matrices
@@ -39,8 +41,24 @@ def _per_seed(s: dict, key: str):
     return values
 
 
+def _claims_with_a_number(name: str, m: dict) -> dict:
+    """The notebook's claims records (metrics.json's summary.claims): in the order the notebook made them
+    (``order`` 0, 1, ...), every paper claim with a finite number, not testable in smoke with its reason;
+    the first screen's row gives the first paper claim's number. Returns the records."""
+    records = m["summary"]["claims"]
+    assert sorted(r["order"] for r in records.values()) == list(range(len(records)))
+    paper = sorted((r for r in records.values() if r["kind"] == "paper"), key=lambda r: r["order"])
+    assert paper and all(_finite(r["estimate"]) and r["n"] == 2 for r in paper)
+    assert all(r["verdict"] == "not testable" and r["reason"] == "too few seeds at this profile" for r in paper)
+    row = notebook_row(name, m, verdict_word(m))
+    assert f"{paper[0]['label']} {paper[0]['estimate']:.3g}" in row.number and row.number.endswith("n = 2 seeds")
+    assert row.word == "not testable" and "not testable: too few seeds at this profile" in row.reason
+    return records
+
+
 def test_01_online_vs_shuffled(notebook_runner):
-    s = _common(notebook_runner("01_online_vs_shuffled.ipynb"))
+    m = notebook_runner("01_online_vs_shuffled.ipynb")
+    s = _common(m)
     losses = [s[f"final_heldout_loss_{k}_nats"] for k in ("online", "permutation", "replacement")]
     # 42x42 pixels, 8 levels: a uniform model pays 1764 ln 8 = 3668 nats; any model > 0
     assert all(_finite(v) and 0 < v < 3 * 1764 * math.log(8) for v in losses)
@@ -50,6 +68,9 @@ def test_01_online_vs_shuffled(notebook_runner):
         assert all(_finite(v) and v > 0 for v in _per_seed(s, f"heldout_area_{k}_nats"))
         assert all(v >= 0 for v in _per_seed(s, f"worst_heldout_increase_{k}_nats"))
     assert "permutation progress: " in s["verdict"] and "replacement stability: " in s["verdict"]
+    records = _claims_with_a_number("01_online_vs_shuffled", m)
+    assert sorted(records, key=lambda k: records[k]["order"]) == [
+        "permutation progress", "permutation stability", "replacement progress", "replacement stability"]
 
 
 def test_02_episode_start_spikes(notebook_runner):
@@ -66,10 +87,27 @@ def test_02_episode_start_spikes(notebook_runner):
     assert _per_seed(s, "spikes_near_start_fraction") == [None, None] and _per_seed(s, "chance_fraction") == [0.0, 0.0]
     assert s["verdict"] == ("not testable: too few seeds at this profile (no episode start after the first frames "
                             "of any seed: this run is too short to test the claim)")
+    # its claims record says so too, with no number to show
+    assert s["claims"] == {"spikes at episode starts": {
+        "kind": "paper", "claim": "spikes at episode starts", "order": 0, "verdict": "not testable",
+        "reason": "too few seeds at this profile", "sentence": s["verdict"]}}
 
 
-def test_03_lr_schedules(notebook_runner):
-    s = _common(notebook_runner("03_lr_schedules.ipynb"))
+def test_02_a_run_with_episode_starts_records_its_number(notebook_runner):
+    # 1,300 random Pong steps hold a second episode start on both smoke seeds (steps 1222 and 922)
+    m = notebook_runner("02_episode_start_spikes.ipynb", n_frames=1300)
+    s = _common(m)
+    assert s["n_episode_starts"] == 2 and s["n_spikes"] == 1
+    (record,) = _claims_with_a_number("02_episode_start_spikes", m).values()
+    fraction, chance = _per_seed(s, "spikes_near_start_fraction"), _per_seed(s, "chance_fraction")
+    assert record["values"] == fraction and record["values_b"] == chance
+    assert record["estimate"] == pytest.approx(sum(a - b for a, b in zip(fraction, chance)) / 2)
+    assert record["label"] == "near-start share - chance"
+
+
+def test_03_lr_schedules(notebook_runner, tmp_path):
+    m = notebook_runner("03_lr_schedules.ipynb")
+    s = _common(m)
     keys = [k for k in s if k.startswith("final_loss_") and not k.endswith("_per_seed")]
     assert sorted(keys) == ["final_loss_constant_0.001_nats", "final_loss_inverse_1_nats",
                             "final_loss_inverse_sqrt_0.1_nats"]
@@ -84,10 +122,25 @@ def test_03_lr_schedules(notebook_runner):
     # one rate per schedule: each named rate and n^-1 are tested, the robustness needs several rates
     assert "constant 1e-3 lowest: " in s["verdict"] and "0.1 n^-1/2 lowest: " in s["verdict"]
     assert "n^-1 worst: " in s["verdict"] and "robust" not in s["verdict"]
+    # the claims in the order the notebook made them, not metrics.json's alphabetical one ("0.1 ..." first):
+    # the first screen's number is constant 1e-3's
+    records = _claims_with_a_number("03_lr_schedules", m)
+    assert sorted(records, key=lambda k: records[k]["order"]) == ["constant 1e-3 lowest", "0.1 n^-1/2 lowest", "n^-1 worst"]
+    assert list(records) == sorted(records)  # as metrics.json stores them
+    assert notebook_row("03_lr_schedules", m, "not testable").number.startswith("constant 1e-3 lowest: ")
+    # each seed's curve over its first updates: smoke's 20 updates in bins of 5, per (schedule, rate), per seed
+    e = m["early_curves"]
+    assert (e["early_updates"], e["early_bin"], e["updates"], e["seeds"]) == (20, 5, [5, 10, 15, 20], [0, 2])
+    assert sorted(e["curves"]) == ["constant_0.001", "inverse_1", "inverse_sqrt_0.1"]
+    for curves in e["curves"].values():
+        assert len(curves) == 2 and all(len(c) == 4 and all(_finite(v) and v > 0 for v in c) for c in curves)
+        assert curves[0] != curves[1]  # two seeds, two streams
+    assert (tmp_path / "03_lr_schedules" / "early_curves.png").stat().st_size > 0
 
 
 def test_04_samples(notebook_runner, tmp_path):
-    s = _common(notebook_runner("04_samples.ipynb"))
+    metrics = notebook_runner("04_samples.ipynb")
+    s = _common(metrics)
     for m in ("cts", "convcts", "pixelcnn", "pixelcnn_pos"):
         assert _finite(s[f"heldout_loss_{m}_nats"]) and s[f"heldout_loss_{m}_nats"] > 0
         assert _finite(s[f"random_heldout_loss_{m}_nats"]) and s[f"random_heldout_loss_{m}_nats"] > 0
@@ -97,12 +150,18 @@ def test_04_samples(notebook_runner, tmp_path):
         assert all(0 <= v <= 1 for v in _per_seed(s, f"train_distance_{m}"))  # to the nearest training frame
     assert 0 <= s["real_frame_distance"] <= 1
     assert "PixelCNN samples nearer held-out frames: " in s["verdict"]
+    (record,) = _claims_with_a_number("04_samples", metrics).values()
+    pixelcnn, cts = _per_seed(s, "sample_distance_pixelcnn"), _per_seed(s, "sample_distance_cts")
+    assert record["claim"] == "PixelCNN samples nearer held-out frames" and record["label"] == "held-out distance PixelCNN - CTS"
+    assert record["values"] == pixelcnn and record["values_b"] == cts
+    assert record["estimate"] == pytest.approx(sum(a - b for a, b in zip(pixelcnn, cts)) / 2)
     assert "a real training frame scores " in s["verdict"] and "to the nearest training frame (0: a copy)" in s["verdict"]
     assert (tmp_path / "04_samples" / "fig4.png").stat().st_size > 1000
 
 
 def test_05_pg_montezuma(notebook_runner):
-    s = _common(notebook_runner("05_pg_montezuma.ipynb"))
+    metrics = notebook_runner("05_pg_montezuma.ipynb")
+    s = _common(metrics)
     for m in ("cts", "pixelcnn"):
         assert _finite(s[f"{m}_mean_pg_nats"])
         assert 0 <= s[f"{m}_negative_pg_fraction"] <= 1
@@ -111,6 +170,8 @@ def test_05_pg_montezuma(notebook_runner):
     # smoke is a plumbing check: never a verdict on the paper, but the numbers that would decide it
     assert all(f"{claim}: " in s["verdict"] for claim in ("lower PG", "smoother", "sharper peaks"))
     assert "PixelCNN vs CTS on the exploring stream" in s["verdict"]
+    records = _claims_with_a_number("05_pg_montezuma", metrics)
+    assert sorted(records, key=lambda k: records[k]["order"]) == ["lower PG", "smoother", "sharper peaks"]
     for m in ("cts", "pixelcnn"):
         _per_seed(s, f"{m}_mean_pg_nats")
         _per_seed(s, f"{m}_pg_variability")

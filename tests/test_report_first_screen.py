@@ -48,6 +48,30 @@ def test_a_row_gives_the_first_paper_claims_number_interval_n_and_why():
     assert notebook_row("99_x", m, "agrees").reason == ""  # no reason where the word is agrees
 
 
+def test_the_first_paper_claim_is_the_first_made_not_the_first_in_alphabetical_order(tmp_path):
+    from pcnn_explore.experiments.density.density_verdicts import claim_records
+    from pcnn_explore.report.metrics import read_metrics, write_metrics
+    from pcnn_explore.verdicts import progress_verdict
+
+    # a density notebook's claims as it makes them: "zeta" first, "alpha" second, a kit claim between
+    made = {"zeta first": progress_verdict([0.5] * 6, 0.0, claim="zeta value"),
+            "kit reading": progress_verdict([2.0] * 6, 0.0, claim="kit value"),
+            "alpha second": progress_verdict([0.25] * 6, 0.0, claim="alpha value")}
+    records = claim_records(made, kit=("kit reading",))
+    assert [records[k]["order"] for k in made] == [0, 1, 2]
+    # metrics.json sorts its keys: read back, "alpha second" comes first in the file
+    write_metrics(tmp_path, {"profile": "study", "summary": {"verdict": "agrees over 6 seeds: ...", "claims": records}})
+    m = read_metrics(tmp_path)
+    assert list(m["summary"]["claims"]) == ["alpha second", "kit reading", "zeta first"]
+    assert [c.claim for c in claims_of("96_w", m)] == ["zeta first", "alpha second", "kit reading"]
+    row = notebook_row("96_w", m, "agrees")
+    assert row.number == "zeta first: zeta value 0.5, 95% [0.5, 0.5], n = 6 seeds"  # no spread: a point
+    # records without an order keep the plan's order (07-10, 13), else the order they come in
+    bare = {k: {kk: vv for kk, vv in r.items() if kk != "order"} for k, r in m["summary"]["claims"].items()}
+    assert [c.claim for c in claims_of("96_w", {"summary": {"claims": bare}})] == ["alpha second", "zeta first",
+                                                                                  "kit reading"]
+
+
 def test_fisher_counts_carry_their_intervals_and_n():
     m = {"profile": "study", "claims": {"c": _record("inconclusive", [1.0] + [0.0] * 9, [0.0] * 10, 0.5, "inconclusive",
                                                      test="fisher", quantity="solved",
@@ -147,6 +171,28 @@ def test_rerender_decides_again_from_the_stored_values_and_says_what_changed(tmp
     assert "Verdict changed under the 0.3 rules: was agrees, now not testable" in page
     with pytest.raises(FileNotFoundError, match="index.json"):
         rerender(tmp_path / "nothing")
+
+
+def test_rerender_of_11_keeps_one_verdict_word_however_often_it_runs(tmp_path):
+    nb = tmp_path / "11_intrinsic_reward_episode"
+    nb.mkdir()
+    head = "not testable: too few seeds at this profile (one recorded episode, no seeds): "
+    episode = "in this episode pixelcnn peaks at room changes (>= 2x median) holds (pixelcnn bonus 2.65x the median)"
+    # a verdict that earlier re-renders had stacked their words in front of, twice
+    metrics = {"profile": "study", "density_model": "pixelcnn", "room_change_to_median": 2.65,
+               "paper": {"verdict": "the intrinsic reward peaks at milestones"},
+               "summary": {"verdict": head * 2 + episode, "room_change_to_median": 2.65}}
+    (nb / "metrics.json").write_text(json.dumps(metrics))
+    (tmp_path / "index.json").write_text(json.dumps({"profile": "study", "notebooks": [
+        {"name": nb.name, "status": "ok", "seconds": 5.0, "output_dir": nb.name, "html": None}]}))
+    for _ in range(2):
+        rerender(tmp_path)
+        stored = json.loads((nb / "metrics.json").read_text())
+        assert stored["summary"]["verdict"] == head + episode
+    (record,) = stored["summary"]["claims"].values()
+    assert record["estimate"] == 2.65 and record["n_unit"] == "episode" and record["sentence"] == head + episode
+    assert notebook_row(nb.name, stored, "not testable").number == (
+        "PixelCNN's bonus at room changes over its median 2.65, n = 1 episode")
 
 
 # ------------------------------------------------------------------ the shipped report

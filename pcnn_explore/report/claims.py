@@ -192,6 +192,23 @@ def _claim_order(name: str) -> list[str]:
         return []
 
 
+def _ordered(name: str, records: Mapping[str, Any]) -> list[str]:
+    """The keys of a notebook's claims records in the order its claims were made: each record's own
+    ``order`` (0 first; the density notebooks write it, since metrics.json sorts its keys), else the
+    notebook's fixed plan (:func:`_claim_order`), else the records' own order; records without an
+    ``order`` after those with one."""
+    plan = _claim_order(name)
+
+    def rank(k: str) -> tuple[int, int]:
+        r = records[k]
+        own = r.get("order") if isinstance(r, Mapping) else None
+        if isinstance(own, int) and not isinstance(own, bool):
+            return (0, own)
+        return (1, plan.index(k) if k in plan else len(plan))
+
+    return sorted(records, key=rank)
+
+
 def _word(text: Any, smoke: bool) -> str:
     if smoke:
         return NOT_TESTABLE
@@ -327,8 +344,7 @@ def claims_of(name: str, metrics: Mapping | None) -> list[Claim]:
     paper = metrics.get("paper") if isinstance(metrics.get("paper"), Mapping) else {}
     records = metrics.get("claims") if isinstance(metrics.get("claims"), Mapping) else summary.get("claims")
     if isinstance(records, Mapping) and records:
-        order = _claim_order(name)
-        keys = sorted(records, key=lambda k: order.index(k) if k in order else len(order))
+        keys = _ordered(name, records)
         found = [_from_record(k, records[k], smoke) for k in keys if isinstance(records[k], Mapping)]
     elif summary.get("findings"):
         found = _from_findings(summary, smoke)

@@ -253,14 +253,16 @@ def redecide(name: str, metrics: Mapping) -> dict | None:
         records = dv.claim_records(claims, kit=kit)
         s["claims"] = records
     elif name.startswith("11"):
-        rest = re.sub(r"^\w+:\s*(one recorded episode, no seeds, so no test decides;\s*)?", "", old)
-        s["verdict"] = f"{not_testable(TOO_FEW_SEEDS, 'one recorded episode, no seeds')}: {rest}"
+        from pcnn_explore.experiments.density import milestones
+
+        head = not_testable(TOO_FEW_SEEDS, "one recorded episode, no seeds")
+        rest, prefix = old, re.compile(r"^(?:" + re.escape(head) + r"|\w+):\s*(?:one recorded episode, no seeds, so no "
+                                       r"test decides;\s*)?")
+        while prefix.match(rest):  # every verdict word a run or an earlier re-render put in front
+            rest = prefix.sub("", rest, count=1)
+        s["verdict"] = f"{head}: {rest}"
         ratio = metrics.get("room_change_to_median", s.get("room_change_to_median"))
-        records = {"peaks at milestones": {
-            "kind": "paper", "claim": "the intrinsic reward peaks at room changes (at least 2x the median)",
-            "verdict": NOT_TESTABLE, "reason": TOO_FEW_SEEDS, "sentence": s["verdict"],
-            "label": "PixelCNN's bonus at room changes over its median", "estimate": ratio,
-            "n": 1, "n_per_line": 1, "n_unit": "episode", "method": "one recorded episode"}}
+        records = milestones.claim_records(s["verdict"], ratio, metrics.get("density_model", "pixelcnn"))
         s["claims"] = records
     elif name[:2] in ("07", "08", "09", "10"):
         records = _agent_claims(name, metrics.get("claims") or {})

@@ -135,14 +135,16 @@ def verdict_line(profile: str, claims: Mapping[str, Verdict | str], n_seeds: int
 def claim_records(claims: Mapping[str, Verdict | str], kit: Collection[str] = (),
                   quantity: Mapping[str, str] | None = None) -> dict[str, dict[str, Any]]:
     """The claims as metrics.json's ``claims`` records (what :mod:`pcnn_explore.report.claims` reads):
-    per name ``{kind, claim, verdict, reason, sentence, estimate, interval, level, p_value, test, n,
-    n_per_line, method, values, values_b}``, plain JSON values (NaN as None)."""
+    per name ``{kind, claim, order, verdict, reason, sentence, estimate, interval, level, p_value, test,
+    n, n_per_line, method, values, values_b}``, plain JSON values (NaN as None). ``order`` is the
+    claim's place in ``claims`` (0 first): metrics.json sorts its keys, so the report finds the
+    notebook's first paper claim by it, never by the names' alphabetical order."""
     def plain(x):
         return None if isinstance(x, float) and not math.isfinite(x) else x
 
     out = {}
-    for name, c in claims.items():
-        head = {"kind": "kit" if name in kit else "paper", "claim": name}
+    for order, (name, c) in enumerate(claims.items()):
+        head = {"kind": "kit" if name in kit else "paper", "claim": name, "order": order}
         if not isinstance(c, Verdict):
             out[name] = {**head, "verdict": "inconclusive", "sentence": _sentence(c)}
             continue
