@@ -22,7 +22,7 @@ def plot_reactor_study(study: Mapping[str, Any], seeds: Sequence[int], labels: M
     episodes with the +1 per window of ``window`` episodes (mean over seeds; each seed thin).
     Right: for each Reactor variant and seed, the mean trace product prod c from x_0 to the last large
     reward (clipped reward > 0.5: the +1 or a large bonus) of the replayed sequences that start an
-    episode, per tenth of the run (log scale; learn-time policy), with the DQN runs' MMC beta dashed.
+    episode, per tenth of the run (log scale; learn-time policy), with the DQN runs' MMC mix dashed.
     """
     from matplotlib.figure import Figure
 
@@ -80,7 +80,7 @@ def plot_reactor_study(study: Mapping[str, Any], seeds: Sequence[int], labels: M
                            color=colours.get(v) or f"C{k}", label=labels.get(v, v) if j == 0 else None)
                 drawn += 1
     beta = study["dqn_mmc_beta"]
-    right.axhline(beta, color="k", lw=1, ls="--", label=f"MMC beta of the DQN runs = {beta:g}")
+    right.axhline(beta, color="k", lw=1, ls="--", label=f"MMC mix of the DQN runs = {beta:g}")
     right.set_yscale("log")
     right.set(xlabel="agent step of the learn calls", ylabel="prod c from x_0 to a large reward",
               title="Retrace traces at learning time" + ("" if drawn else " (none replayed)"),
