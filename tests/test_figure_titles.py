@@ -31,7 +31,7 @@ def test_reactor_mmc_beta_line_lies_within_the_axes_whatever_beta():
         ax = plot_reactor_study(_reactor_study(beta), [0, 1, 2], {}, window=5, size=4).axes[2]
         low, high = ax.get_ylim()
         assert low <= beta <= high, (beta, low, high)
-        assert any(f"MMC beta of the DQN runs = {beta:g}" == t.get_text() for t in ax.get_legend().get_texts())
+        assert any(f"MMC mix of the DQN runs = {beta:g}" == t.get_text() for t in ax.get_legend().get_texts())
 
 
 def test_room_coverage_title_states_the_runs_steps_and_seeds():
