@@ -12,9 +12,10 @@ import numpy as np
 
 from pcnn_explore.density import colour, label
 from pcnn_explore.experiments.density.density_stats import moving_average
+from pcnn_explore.experiments.density.density_verdicts import DIVERGED_LOSS
 from pcnn_explore.experiments.density.location import policy_label
 
-__all__: list[str] = ["plot_training_orders", "plot_episode_spikes", "plot_lr_schedules", "plot_samples",
+__all__: list[str] = ["plot_training_orders", "plot_episode_spikes", "plot_lr_schedules", "plot_early_curves", "plot_samples",
                       "plot_pg_traces", "plot_model_comparison", "plot_location"]
 
 
@@ -108,6 +109,40 @@ def plot_lr_schedules(results, smooth: int = 500):
     ax_curves.set_title("best initial rate of each schedule")
     ax_curves.grid(alpha=0.3)
     ax_curves.legend(fontsize=8)
+    return fig
+
+
+def plot_early_curves(curves: dict):
+    """03: each seed's loss over its first updates, one panel per schedule, one colour per initial rate,
+    one thin line per seed (a line that stops: the run diverged there); dashed, a uniform model's loss
+    (:data:`~pcnn_explore.experiments.density.density_verdicts.DIVERGED_LOSS`, 3668 nats per frame).
+
+    ``curves``: :func:`pcnn_explore.experiments.density.lr_schedules.early_curves` (as metrics.json
+    holds it): ``updates`` (P,) bin ends, ``curves["<schedule>_<rate>"]`` (seeds, P) mean loss in
+    nats per frame per bin, None where no update of the bin had a finite loss."""
+    labels = {"constant": "constant", "inverse": "n^-1", "inverse_sqrt": "n^-1/2"}
+    schedules: dict[str, list[str]] = {}
+    for key in curves["curves"]:
+        schedule, _, rate = key.rpartition("_")
+        schedules.setdefault(schedule, []).append(rate)
+    if not schedules:
+        raise ValueError("curves holds no schedule: pass lr_schedules.early_curves(runs)")
+    fig, axes = _figure(1, len(schedules), width=4.2)
+    x = np.asarray(curves["updates"], dtype=np.float64)
+    n_seeds = len(curves["seeds"])
+    for ax, (schedule, rates) in zip(axes[0], schedules.items()):
+        for i, rate in enumerate(rates):
+            c = f"C{i}"
+            for k, seed_curve in enumerate(curves["curves"][f"{schedule}_{rate}"]):
+                y = np.array([np.nan if v is None else v for v in seed_curve], dtype=np.float64)
+                ax.plot(x, y, color=c, lw=0.8, alpha=0.7, label=f"lr {rate}" if k == 0 else None)
+        ax.axhline(DIVERGED_LOSS, color="grey", ls="--", lw=0.8, label="uniform model")
+        ax.set_yscale("log")
+        ax.set_xlabel("updates (frames trained on)")
+        ax.set_title(f"{labels.get(schedule, schedule)}: {n_seeds} seeds")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+    axes[0, 0].set_ylabel(f"loss, mean of each {curves['early_bin']} updates (nats)")
     return fig
 
 

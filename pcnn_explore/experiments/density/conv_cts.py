@@ -29,6 +29,7 @@ from typing import ClassVar
 
 from pcnn_explore.density import make_density
 from pcnn_explore.experiments.density import density_verdicts as dv
+from pcnn_explore.experiments.density import preregistered as prereg
 from pcnn_explore.experiments.density.density_stats import pg_summary, tail_mean
 from pcnn_explore.experiments.density.density_training import (
     MODEL_NAMES, DensityExperimentSettings, TrainTrace, check_models, check_positive_int, heldout_frames,
@@ -57,10 +58,10 @@ class ConvCTSSettings(DensityExperimentSettings):
     policies: tuple[str, ...] = STREAM_POLICIES
 
     PRESETS: ClassVar[dict] = {
-        "smoke": dict(games=("Freeway",), n_frames=40, n_heldout=8, heldout_source=40, n_seeds=2),
-        "study": dict(n_frames=10_000),
+        "smoke": dict(games=("Freeway",), n_frames=40, n_heldout=8, heldout_source=40, n_seeds=2, workers=1),
+        "study": dict(n_frames=10_000, **prereg.preset_seeds("06")),
         "paper": dict(games=("Freeway", "MontezumaRevenge", "Gravitar", "PrivateEye", "Venture"),
-                      n_frames=100_000, n_heldout=1_000, heldout_source=20_000),
+                      n_frames=100_000, n_heldout=1_000, heldout_source=20_000, **prereg.preset_seeds("06")),
     }
 
     def check(self) -> None:

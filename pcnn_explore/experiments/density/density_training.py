@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 import time
 
 import numpy as np
@@ -27,7 +28,7 @@ from pcnn_explore.streams import load_stream
 
 __all__ = ["TRAINING_ORDERS", "MODEL_NAMES", "check_models", "training_order", "heldout_loss", "heldout_frames",
            "TrainTrace", "train_stream",
-           "DensityExperimentSettings", "run_seeds", "check_positive_int", "resolve_device", "format_value", "paper_rows"]
+           "DensityExperimentSettings", "run_seeds", "seed_workers", "check_positive_int", "resolve_device", "format_value", "paper_rows"]
 
 TRAINING_ORDERS = ("online", "permutation", "replacement")
 #: the density models the experiments compare
@@ -156,7 +157,10 @@ class DensityExperimentSettings(ExperimentSettings):
     ~/.cache/pcnn-explore); progress: show tqdm bars while training; device: the torch device of
     PixelCNN ("auto": a CUDA GPU when there is one, else the CPU); sticky_actions: the streams'
     repeat-action probability (None: see :meth:`stream_options`); n_seeds: independent runs (a fresh
-    stream and model each) the verdict is decided over, with the seeds of :meth:`seeds`.
+    stream and model each) the verdict is decided over, with the seeds of :meth:`seeds`; workers:
+    processes that run those seeds at once, one torch thread each (0: :func:`seed_workers` chooses,
+    one per CPU core up to the seeds on the CPU, 1 with a GPU; 1: one seed after another in this
+    process). Every seed's run is the same whichever number runs it.
     """
 
     profile: str = "study"
@@ -166,6 +170,7 @@ class DensityExperimentSettings(ExperimentSettings):
     progress: bool = False
     device: str = "auto"
     sticky_actions: float | None = None
+    workers: int = 0
 
     def seeds(self) -> tuple[int, ...]:
         """The runs' seeds: ``seed, seed + 2, ...`` (:func:`~pcnn_explore.experiments.density.density_verdicts.seed_list`)."""
@@ -193,6 +198,8 @@ class DensityExperimentSettings(ExperimentSettings):
         if isinstance(self.seed, bool) or not isinstance(self.seed, (int, np.integer)) or self.seed < 0:
             raise ValueError(f"setting seed must be a non-negative int, got {self.seed!r}")
         check_positive_int("n_seeds", self.n_seeds)
+        if isinstance(self.workers, bool) or not isinstance(self.workers, (int, np.integer)) or self.workers < 0:
+            raise ValueError(f"setting workers must be an int >= 0 (0: one per CPU core), got {self.workers!r}")
         resolve_device(self.device)
         if self.sticky_actions is not None and not (isinstance(self.sticky_actions, (int, float))
                                                     and 0.0 <= self.sticky_actions <= 1.0):
@@ -207,10 +214,51 @@ class DensityExperimentSettings(ExperimentSettings):
         return {k: v for k, v in common.items() if k in density_spec(name).options}
 
 
+def seed_workers(settings: DensityExperimentSettings, cpus: int | None = None) -> int:
+    """Processes that run ``settings``' seeds at once: ``settings.workers`` when above 0 (never more than
+    the seeds), else 1 on a GPU device and one per CPU core (``cpus``, default ``os.cpu_count()``) up to
+    the number of seeds on the CPU."""
+    n = settings.n_seeds
+    if settings.workers > 0:
+        return max(1, min(settings.workers, n))
+    if resolve_device(settings.device) != "cpu":
+        return 1
+    return max(1, min(cpus or os.cpu_count() or 1, n))
+
+
+def _one_thread() -> None:
+    """A seed worker's start: one torch (and OpenMP/MKL) thread, as batch-1 training runs fastest."""
+    for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(name, "1")
+    import torch
+
+    torch.set_num_threads(1)
+
+
 def run_seeds(run, settings: DensityExperimentSettings) -> list:
-    """``run(settings)`` once per seed of ``settings.seeds()``, in that order: one result per seed."""
+    """``run(settings)`` once per seed of ``settings.seeds()``: one result per seed, in the seeds' order.
+
+    With :func:`seed_workers` above 1 the seeds run in that many worker processes (multiprocessing's
+    ``spawn`` context, a fresh interpreter each, one torch thread; ``run`` must be a module-level
+    function), with their progress bars off (a worker's bar would go to the kernel's log, not the
+    notebook); a run that raises raises here. Each run depends on its seed alone, so the results are
+    those of running the seeds one after another in a one-thread process."""
     settings.check()
-    return [run(dataclasses.replace(settings, seed=s)) for s in settings.seeds()]
+    seeds = settings.seeds()
+    workers = seed_workers(settings)
+    if workers == 1:
+        return [run(dataclasses.replace(settings, seed=s)) for s in seeds]
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    each = [dataclasses.replace(settings, seed=s, progress=False, workers=1) for s in seeds]
+    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
+                             initializer=_one_thread) as pool:
+        results = list(pool.map(run, each))
+    for r, s in zip(results, seeds):  # (the settings as given, as a run in this process holds them)
+        if dataclasses.is_dataclass(r) and hasattr(r, "settings"):
+            r.settings = dataclasses.replace(settings, seed=s)
+    return results
 
 
 def resolve_device(device: str) -> str:

@@ -22,12 +22,13 @@ import numpy as np
 
 from pcnn_explore.density import PixelCNNDensity
 from pcnn_explore.experiments.density import density_verdicts as dv
+from pcnn_explore.experiments.density import preregistered as prereg
 from pcnn_explore.experiments.density.density_stats import SpikeAlignment, spike_alignment
 from pcnn_explore.experiments.density.density_training import (
     DensityExperimentSettings, TrainTrace, check_positive_int, run_seeds, train_stream)
 from pcnn_explore.streams import check_game, load_stream
-
 from pcnn_explore.verdicts import TOO_FEW_SEEDS
+
 __all__ = ["EpisodeSpikesSettings", "EpisodeSpikesResults", "run", "run_all", "PAPER_CLAIM", "PAPER", "summary", "verdict",
            "claims", "claim_records", "CLAIM", "TOO_SHORT"]
 
@@ -49,9 +50,9 @@ class EpisodeSpikesSettings(DensityExperimentSettings):
     min_separation: int = 50
 
     PRESETS: ClassVar[dict] = {
-        "smoke": dict(n_frames=150, baseline=20, min_separation=10, n_seeds=2),
-        "study": dict(n_frames=6_000),
-        "paper": dict(n_frames=6_000),
+        "smoke": dict(n_frames=150, baseline=20, min_separation=10, n_seeds=2, workers=1),
+        "study": dict(n_frames=6_000, **prereg.preset_seeds("02")),
+        "paper": dict(n_frames=6_000, **prereg.preset_seeds("02")),
     }
 
     def check(self) -> None:
@@ -109,7 +110,6 @@ def _count(r: EpisodeSpikesResults) -> str:
     return f"seed {r.settings.seed}: {int(a.near_start.sum())} of {len(a.spikes)}, chance {100 * a.chance:.1f}%"
 
 
-def verdict(runs: list[EpisodeSpikesResults]) -> str:
 #: the verdict of a run too short to hold an episode start after its first frames
 TOO_SHORT = (f"{dv.NOT_TESTABLE}: too few seeds at this profile (no episode start after the first frames of any "
              "seed: this run is too short to test the claim)")
@@ -126,6 +126,7 @@ def claims(runs: list[EpisodeSpikesResults]) -> dict | None:
                              [r.settings.seed for r in runs])
 
 
+def verdict(runs: list[EpisodeSpikesResults]) -> str:
     """Over the runs (one per seed): near-start share of the largest spikes against chance's share
     (:func:`density_verdicts.episode_spikes`); "too short" when no run has a spike to rank."""
     window = runs[0].settings.window
@@ -161,5 +162,5 @@ def summary(runs: list[EpisodeSpikesResults]) -> dict:
         "spikes_near_start_fraction_per_seed": [r.alignment.fraction for r in runs],
         "chance_fraction_per_seed": [r.alignment.chance for r in runs],
         "verdict": verdict(runs),
-    }
         "claims": claim_records(runs),
+    }

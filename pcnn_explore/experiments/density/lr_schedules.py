@@ -44,12 +44,13 @@ import numpy as np
 from pcnn_explore.density import PixelCNNDensity
 from pcnn_explore.density.pixelcnn import LR_SCHEDULES
 from pcnn_explore.experiments.density import density_verdicts as dv
+from pcnn_explore.experiments.density import preregistered as prereg
 from pcnn_explore.experiments.density.density_stats import tail_mean
 from pcnn_explore.experiments.density.density_training import (
     DensityExperimentSettings, TrainTrace, check_positive_int, run_seeds, train_stream)
 from pcnn_explore.streams import check_game, load_stream
 
-__all__ = ["LrScheduleSettings", "LrScheduleResults", "run", "run_all", "LIMITS", "PAPER_CLAIM", "PAPER_BEST", "PAPER", "summary", "verdict"]
+__all__ = ["LrScheduleSettings", "LrScheduleResults", "run", "run_all", "early_curves", "LIMITS", "PAPER_CLAIM", "PAPER_BEST", "PAPER", "summary", "verdict"]
 
 PAPER_CLAIM = "lowest loss: constant 1e-3 or 0.1 n^-1/2; n^-1 worst (Fig. 3, after 1M frames)"
 #: (schedule, initial rate) pairs the paper names as best
@@ -61,20 +62,24 @@ _GRID = {"constant": (1e-4, 1e-3, 1e-2), "inverse_sqrt": (1e-2, 0.1, 1.0), "inve
 @dataclasses.dataclass
 class LrScheduleSettings(DensityExperimentSettings):
     """game; n_frames: frames trained on (paper: 1M); average_last: frames the final loss is
-    averaged over (paper: 10K); grid: schedule -> initial learning rates."""
+    averaged over (paper: 10K); grid: schedule -> initial learning rates; early_updates, early_bin:
+    each seed's early curve (:func:`early_curves`) covers the first ``early_updates`` updates, one
+    point the mean loss of ``early_bin`` of them."""
 
     game: str = "Freeway"
     n_frames: int = 10_000
     average_last: int = 2_500
     grid: dict[str, tuple[float, ...]] = dataclasses.field(default_factory=lambda: dict(_GRID))
+    early_updates: int = 1_000
+    early_bin: int = 10
 
     PRESETS: ClassVar[dict] = {
-        "smoke": dict(n_frames=40, average_last=10,
-                      grid={"constant": (1e-3,), "inverse_sqrt": (0.1,), "inverse": (1.0,)}, n_seeds=2),
-        "study": dict(n_frames=10_000, average_last=2_500),
-        "paper": dict(n_frames=1_000_000, average_last=10_000,
+        "smoke": dict(n_frames=40, average_last=10, early_updates=20, early_bin=5,
+                      grid={"constant": (1e-3,), "inverse_sqrt": (0.1,), "inverse": (1.0,)}, n_seeds=2, workers=1),
+        "study": dict(n_frames=10_000, average_last=2_500, **prereg.preset_seeds("03")),
+        "paper": dict(n_frames=1_000_000, average_last=10_000, early_updates=10_000, early_bin=100,
                       grid={"constant": (1e-4, 3e-4, 1e-3, 3e-3, 1e-2), "inverse_sqrt": (1e-2, 3e-2, 0.1, 0.3, 1.0),
-                            "inverse": (0.1, 0.3, 1.0, 3.0, 10.0)}),
+                            "inverse": (0.1, 0.3, 1.0, 3.0, 10.0)}, **prereg.preset_seeds("03")),
     }
 
     def check(self) -> None:
@@ -84,6 +89,11 @@ class LrScheduleSettings(DensityExperimentSettings):
         check_positive_int("average_last", self.average_last)
         if self.average_last > self.n_frames:
             raise ValueError(f"average_last ({self.average_last}) cannot exceed n_frames ({self.n_frames})")
+        check_positive_int("early_updates", self.early_updates)
+        check_positive_int("early_bin", self.early_bin)
+        if self.early_updates > self.n_frames or self.early_updates % self.early_bin:
+            raise ValueError(f"early_updates ({self.early_updates}) must be a multiple of early_bin ({self.early_bin}) "
+                             f"and at most n_frames ({self.n_frames})")
         if not self.grid:
             raise ValueError("grid is empty: give schedule -> initial rates, e.g. {'constant': (1e-3,)}")
         for schedule, rates in self.grid.items():
@@ -157,6 +167,33 @@ LIMITS = ("at 10K frames n^-1's rate lr / n has all but stopped learning, so it 
 def run_all(settings: LrScheduleSettings) -> list[LrScheduleResults]:
     """:func:`run` once per seed of ``settings.seeds()``."""
     return run_seeds(run, settings)
+
+
+def early_curves(runs: list[LrScheduleResults]) -> dict:
+    """Each seed's incoming-frame loss over its first updates, per (schedule, initial rate), for
+    metrics.json and :func:`pcnn_explore.plots.density.plot_early_curves`.
+
+    Returns ``{"early_updates": U, "early_bin": b, "updates": [b, 2b, ..., U], "seeds": [...],
+    "curves": {"<schedule>_<rate:g>": [[point per bin] per seed]}}``: point k of a seed's curve is the
+    mean loss (nats per frame, -log rho_n(x_n) before training on x_n) of updates k b + 1 .. (k + 1) b,
+    over the finite ones; ``None`` where none is finite (the run diverged before that bin). The runs
+    must share their settings but the seed."""
+    first = runs[0].settings
+    if any(dataclasses.replace(r.settings, seed=first.seed) != first for r in runs):
+        raise ValueError("early_curves needs runs of one settings, one per seed: these differ besides the seed")
+    u, b = first.early_updates, first.early_bin
+    curves = {}
+    for key in runs[0].traces:
+        per_seed = []
+        for r in runs:
+            loss = r.traces[key].loss[:u].reshape(u // b, b)
+            finite = np.isfinite(loss)
+            counts = finite.sum(axis=1)
+            sums = np.where(finite, loss, 0.0).sum(axis=1)
+            per_seed.append([float(sv / c) if c else None for sv, c in zip(sums, counts)])
+        curves[f"{key[0]}_{key[1]:g}"] = per_seed
+    return {"early_updates": u, "early_bin": b, "updates": list(range(b, u + 1, b)),
+            "seeds": [r.settings.seed for r in runs], "curves": curves}
 
 
 def claims(runs: list[LrScheduleResults]) -> dict:

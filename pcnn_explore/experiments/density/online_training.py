@@ -32,6 +32,7 @@ import numpy as np
 
 from pcnn_explore.density import PixelCNNDensity
 from pcnn_explore.experiments.density import density_verdicts as dv
+from pcnn_explore.experiments.density import preregistered as prereg
 from pcnn_explore.experiments.density.density_training import (
     TRAINING_ORDERS, DensityExperimentSettings, TrainTrace, check_positive_int, run_seeds, train_stream,
     training_order)
@@ -59,9 +60,9 @@ class OnlineTrainingSettings(DensityExperimentSettings):
     eval_every: int = 1_000
 
     PRESETS: ClassVar[dict] = {
-        "smoke": dict(n_frames=90, switch_every=30, n_heldout=10, eval_every=20, n_seeds=2),
-        "study": dict(n_frames=16_000, switch_every=4_000, n_heldout=128, eval_every=1_000),
-        "paper": dict(n_frames=100_000, switch_every=4_000, n_heldout=1_000, eval_every=2_000),
+        "smoke": dict(n_frames=90, switch_every=30, n_heldout=10, eval_every=20, n_seeds=2, workers=1),
+        "study": dict(n_frames=16_000, switch_every=4_000, n_heldout=128, eval_every=1_000, **prereg.preset_seeds("01")),
+        "paper": dict(n_frames=100_000, switch_every=4_000, n_heldout=1_000, eval_every=2_000, **prereg.preset_seeds("01")),
     }
 
     def check(self) -> None:

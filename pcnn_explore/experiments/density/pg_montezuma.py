@@ -29,6 +29,7 @@ import numpy as np
 
 from pcnn_explore.density import REGISTRY, make_density
 from pcnn_explore.experiments.density import density_verdicts as dv
+from pcnn_explore.experiments.density import preregistered as prereg
 from pcnn_explore.experiments.density.density_stats import pg_summary
 from pcnn_explore.experiments.density.density_training import (
     DensityExperimentSettings, TrainTrace, check_positive_int, heldout_frames, heldout_loss, run_seeds, train_stream)
@@ -56,9 +57,9 @@ class PgSettings(DensityExperimentSettings):
     n_heldout: int = 256
 
     PRESETS: ClassVar[dict] = {
-        "smoke": dict(n_steps=40, warmup=10, n_heldout=8, n_seeds=2),
-        "study": dict(n_steps=5_000, warmup=2_000, n_heldout=256),
-        "paper": dict(n_steps=5_000, warmup=2_000, n_heldout=1_000),
+        "smoke": dict(n_steps=40, warmup=10, n_heldout=8, n_seeds=2, workers=1),
+        "study": dict(n_steps=5_000, warmup=2_000, n_heldout=256, **prereg.preset_seeds("05")),
+        "paper": dict(n_steps=5_000, warmup=2_000, n_heldout=1_000, **prereg.preset_seeds("05")),
     }
 
     def check(self) -> None:

@@ -37,6 +37,7 @@ import numpy as np
 from pcnn_explore.bonus import SCHEDULES, PseudoCountBonus, exploration_bonus, pseudo_count
 from pcnn_explore.density import EmpiricalDensity, make_density
 from pcnn_explore.experiments.density import density_verdicts as dv
+from pcnn_explore.experiments.density import preregistered as prereg
 from pcnn_explore.experiments.density.density_stats import pg_decay_exponent
 from pcnn_explore.envs.frames import DENSITY_LEVELS
 from pcnn_explore.profiles import ExperimentSettings
@@ -58,8 +59,8 @@ class PseudoCountSettings(ExperimentSettings):
 
     PRESETS: ClassVar[dict] = {
         "smoke": dict(n_frames=120, repeat_every=5, n_repeats=8, n_seeds=2),
-        "study": dict(n_frames=3000, repeat_every=20, n_repeats=60),
-        "paper": dict(n_frames=20000, repeat_every=50, n_repeats=300),
+        "study": dict(n_frames=3000, repeat_every=20, n_repeats=60, **prereg.preset_seeds("00")),
+        "paper": dict(n_frames=20000, repeat_every=50, n_repeats=300, **prereg.preset_seeds("00")),
     }
 
 

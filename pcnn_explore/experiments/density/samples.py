@@ -34,6 +34,7 @@ import numpy as np
 
 from pcnn_explore.density import make_density
 from pcnn_explore.experiments.density import density_verdicts as dv
+from pcnn_explore.experiments.density import preregistered as prereg
 from pcnn_explore.experiments.density.density_stats import nearest_frame_distance
 from pcnn_explore.experiments.density.density_training import (
     MODEL_NAMES, DensityExperimentSettings, TrainTrace, check_models, check_positive_int, heldout_frames,
@@ -65,9 +66,9 @@ class SamplesSettings(DensityExperimentSettings):
     policies: tuple[str, ...] = STREAM_POLICIES
 
     PRESETS: ClassVar[dict] = {
-        "smoke": dict(n_train=40, n_samples=1, n_heldout=8, heldout_source=40, n_seeds=2),
-        "study": dict(n_train=25_000, n_samples=8, n_heldout=256, heldout_source=5_000),
-        "paper": dict(n_train=25_000, n_samples=16, n_heldout=1_000, heldout_source=20_000),
+        "smoke": dict(n_train=40, n_samples=1, n_heldout=8, heldout_source=40, n_seeds=2, workers=1),
+        "study": dict(n_train=25_000, n_samples=8, n_heldout=256, heldout_source=5_000, **prereg.preset_seeds("04")),
+        "paper": dict(n_train=25_000, n_samples=16, n_heldout=1_000, heldout_source=20_000, **prereg.preset_seeds("04")),
     }
 
     def check(self) -> None:
@@ -211,7 +212,7 @@ def summary(runs: list[SamplesResults]) -> dict:
     out.update({f"train_distance_{m}_per_seed": [r.train_distance[main][m] for r in runs]
                 for m in results.train_distance[main]})
     out["verdict"] = verdict(runs)
-    return out
     c = claims(runs)
     if c is not None:
         out["claims"] = dv.claim_records(c)
+    return out
