@@ -19,6 +19,7 @@ from pcnn_explore.cli import main
 from pcnn_explore.run.config import TrainConfig
 from pcnn_explore.run.log import LOG_COLUMNS, read_log
 from pcnn_explore.run.loop import train
+from golden_logs import assert_logs_agree
 
 DATA = Path(__file__).parent / "data"
 TORN = "405,80,0.99"
@@ -179,6 +180,7 @@ def test_sweep_report_with_a_torn_row_goes_on_and_an_unreadable_line_is_refused(
     assert err.count("\n") == 1 and f"{log}, line 2: cannot read this row" in err and "Traceback" not in err
 
 
+@pytest.mark.cpu_kernels
 def test_a_checkpoint_of_0741ac3_resumes_on_its_own_task(tmp_path, capsys):
     # tests/data/deep_sea4_cts_0741ac3: `pcnn-explore train --env DeepSea-4-v0 --bonus cts --steps 200 --profile
     # smoke --checkpoint-every 100 --no-tensorboard --replay-capacity 64` run by the kit at commit 0741ac3
@@ -195,8 +197,9 @@ def test_a_checkpoint_of_0741ac3_resumes_on_its_own_task(tmp_path, capsys):
         "kit_v1", 1.0, 0.1, "inverse_sqrt")
     got, want = _rows(old / "log.csv"), _rows(DATA / "log_deep_sea4_cts_0741ac3_300.csv")
     assert got[0] == want[0] + ["epsilon_used"] and len(got) == len(want) == 76
-    wall = want[0].index("wall_seconds")
-    assert [r[:wall] + r[wall + 1:len(want[0])] for r in got] == [r[:wall] + r[wall + 1:] for r in want]
+    # every column as written but td_loss (float32 losses of torch's kernels after the resume, whose last
+    # digit follows the CPU: '0.000823202' here, '0.000823201' on another) and wall time: tests/golden_logs.py
+    assert_logs_agree(got, want, skip=("wall_seconds",))
     assert all(r[-1] == "" for r in got[1:51]) and all(float(r[-1]) == float(r[8]) for r in got[51:])
     _agree_rows = read_log(old)
     assert len(_agree_rows["step"]) == 75

@@ -16,6 +16,7 @@ import torch
 from pcnn_explore.checkpoint import load
 from pcnn_explore.run.metrics import crossed
 from pcnn_explore.run import LOG_COLUMNS, TrainConfig, read_log, train
+from golden_logs import assert_logs_agree
 
 torch.set_num_threads(1)
 ENV = "MiniGrid-Empty-5x5-v0"
@@ -30,6 +31,7 @@ def test_crossed_fires_once_per_multiple_passed():
     assert sum(crossed(s, s + 3, 5) for s in range(0, 30, 3)) == 30 // 5
 
 
+@pytest.mark.cpu_kernels
 def test_one_env_gives_exactly_the_single_env_run(tmp_path):
     # tests/data holds the log of this run made by the loop before it handled N envs (wall time dropped),
     # with the bonus form every model had then (c = 0.1 n^-1/2, r+ = PC^-1/2; CTS's auto form is c = 1
@@ -40,9 +42,13 @@ def test_one_env_gives_exactly_the_single_env_run(tmp_path):
     train(cfg, progress=False)
     got = list(csv.reader(open(tmp_path / "r" / "log.csv")))
     want = list(csv.reader(open(GOLDEN)))
-    assert [row[:10] for row in got] == want
+    assert got[0][:10] == want[0]
+    # every column as written but td_loss, a float32 mean whose last digits follow the CPU's kernels:
+    # compared within the units of its last written digit that tests/golden_logs.py derives and measured
+    assert_logs_agree([row[:10] for row in got], want)
 
 
+@pytest.mark.cpu_kernels
 def test_deep_sea_with_the_small_network_gives_the_run_before_the_mlp(tmp_path):
     # tests/data holds the log of this run made by the loop before the MLP and the in-process vector
     # env (wall time dropped), with DeepSea's action mapping (mapping seed 0) and DeepSea's training
@@ -56,25 +62,20 @@ def test_deep_sea_with_the_small_network_gives_the_run_before_the_mlp(tmp_path):
     cfg = TrainConfig.preset("study", env="DeepSea-8-v0", bonus="cts", steps=1600, seed=3, tensorboard=False,
                              network="small", out_dir=str(tmp_path / "r"), num_envs=1, **then)
     train(cfg, progress=False)
-    got = [row[:10] + row[11:] for row in csv.reader(open(tmp_path / "r" / "log.csv"))]
+    got = list(csv.reader(open(tmp_path / "r" / "log.csv")))
     want = list(csv.reader(open(GOLDEN_DEEP_SEA)))
-    # epsilon_used (added after the file was made) is the last column; without novelty-scaled exploration
-    # every step acted with the schedule's rate, so its mean over an episode's steps is that schedule's
-    assert got[0][13:] == ["epsilon_used"]
+    # wall_seconds is not in the file; epsilon_used (added after the file was made) is the last column:
+    # without novelty-scaled exploration every step acted with the schedule's rate, so its mean over an
+    # episode's steps is that schedule's
+    assert [c for c in got[0] if c != "wall_seconds"] == want[0] + ["epsilon_used"]
     for row in got[1:]:
         rates = [min(1.0, max(0.05, 1.0 - 0.95 * s / 2_000)) for s in range(int(row[0]) - int(row[3]), int(row[0]))]
-        assert float(row[13]) == pytest.approx(np.mean(rates), rel=1e-5)
-    got = [row[:13] for row in got]
-    assert got[0][10:] == ["distinct_cells", "first_success_step", "density_updates"] == want[0][10:]
+        assert float(row[-1]) == pytest.approx(np.mean(rates), rel=1e-5)
     assert len(got) == len(want) > 100
-    # td_loss (column 9) is a float32 mean over a batch, printed to 6 digits, whose last bit depends on
-    # the CPU's vector width (0.0791201 here against 0.07912 where the file was made): it is compared to
-    # float32's precision; every other column (actions' outcomes, bonus, epsilon, counts) exactly
-    got = [row[:10] + row[11:] for row in got]  # (distinct_cells dropped above, as in want below)
-    want = [row[:10] + row[11:] for row in want]
-    assert [row[:9] + row[10:] for row in got] == [row[:9] + row[10:] for row in want]
-    loss_got, loss_want = (np.array([float(r[9]) for r in rows[1:]]) for rows in (got, want))
-    np.testing.assert_allclose(loss_got, loss_want, rtol=1e-5, equal_nan=True)
+    # every column as written (actions' outcomes, bonus, epsilon, counts) but td_loss, a float32 mean
+    # whose last digits follow the CPU's kernels (0.0791201 here against 0.07912 where the file was
+    # made): compared within the units of its last written digit that tests/golden_logs.py derives
+    assert_logs_agree(got, want, skip=("wall_seconds", "distinct_cells", "epsilon_used"))
 
 
 def test_two_envs_log_every_step_once_and_keep_the_replay_ratio(tmp_path):
