@@ -86,17 +86,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="check the settings and --out as a run would, print the settings and stop (writes nothing)")
 
 
-def line_settings(name: str) -> tuple[str, dict[str, Any]]:
+def line_settings(name: str, env: str | None = None) -> tuple[str, dict[str, Any]]:
     """(label, TrainConfig fields) of the named line ``name`` of
-    :data:`pcnn_explore.run.lines.LINES`: its variant's fields (``bonus``, ``mmc_beta``,
-    ...), then the settings the line states. SettingError naming the known lines for another name."""
+    :data:`pcnn_explore.run.lines.LINES` on ``env``: its variant's fields (``bonus``, ``mmc_beta``,
+    ...), then the settings the line states, a per-size one resolved for ``env``'s DeepSea N
+    (``paper_cts_horizon``'s bonus scale). SettingError naming the known lines for another name, or
+    the env a per-size line needs."""
     from pcnn_explore.run.lines import LINES
     from pcnn_explore.run.variants import variant_overrides
 
     if name not in LINES:
         raise SettingError(f"unknown --line {name!r}: choose one of {', '.join(LINES)}")
     line = LINES[name]
-    return line.display, {**variant_overrides(line.variant), **dict(line.overrides)}
+    try:
+        fields = line.fields_for(env)
+    except ValueError as e:
+        raise SettingError(f"--line {name}: {e} (--env DeepSea-N-v0)") from None
+    return line.display, {**variant_overrides(line.variant), **fields}
 
 
 def describe_line(args: argparse.Namespace) -> str | None:
@@ -104,7 +110,7 @@ def describe_line(args: argparse.Namespace) -> str | None:
     overriding the line's value (None: no ``--line``)."""
     if getattr(args, "line", None) is None:
         return None
-    label, settings = line_settings(args.line)
+    label, settings = line_settings(args.line, getattr(args, "env", None))
     shown = []
     for name, value in settings.items():
         given = getattr(args, name)
@@ -121,7 +127,7 @@ def config_from_args(args: argparse.Namespace, stored: dict | None = None) -> Tr
     ``stored`` (a checkpoint's settings), those settings, then the line's, then every flag given."""
     values = {f.name: getattr(args, f.name) for f in fields(TrainConfig)}
     if getattr(args, "line", None) is not None:  # a flag given beside the line overrides that one setting
-        _, settings = line_settings(args.line)
+        _, settings = line_settings(args.line, values.get("env") or (stored or {}).get("env"))
         values.update({k: v for k, v in settings.items() if values[k] is None})
     if stored is not None:
         given = {k: (None if v == AUTO else v) for k, v in values.items() if v is not None}

@@ -22,7 +22,10 @@ The paper's method, each choice cited:
   exploration results", c = 0.1 "a sensible configuration"), bonus scale 1;
 - CTS: the paper states no scale and no c_n for CTS. No c_n is an inference from its assumption
   (b) (CTS's PG decays as n^-1 on its own, Sec. 3 and 3.3); bonus scale 0.05 is a declared assumption
-  (Bellemare et al. 2016's scale), with a sensitivity line at :data:`CTS_SCALE_SENSITIVITY`;
+  (Bellemare et al. 2016's scale), with a sensitivity line at :data:`CTS_SCALE_SENSITIVITY`; a second
+  reading, declared after 0.05 and 0.5 were seen on seeds 401-410, is the line ``paper_cts_horizon``
+  (:func:`horizon_bonus_scale`, one bonus scale per DeepSea size, resolved when a run's env is known:
+  :meth:`StudyVariant.fields_for`);
 - the frame scored is the state acted in, x_t (Bellemare et al. 2016; the paper says only that the
   model "receives a single frame");
 - MMC with the MMC mix 0.1 (TrainConfig ``mmc_beta``, the paper's beta) for every intrinsically
@@ -44,7 +47,7 @@ from pcnn_explore.bonus import PAPER_BONUS_FORM
 from pcnn_explore.envs.deep_sea import DEEP_SEA_MMC_BETA, DEEP_SEA_NOVELTY_EPSILON
 
 __all__ = ["StudyVariant", "study_variant", "PAPER_METHOD", "PAPER_BONUS", "KIT_ADDITIONS", "CTS_SCALE_SENSITIVITY", "FIG12_SCALES", "KINDS", "paper_bonus",
-           "baseline_line", "paper_line", "kit_line", "line", "LINES", "exploration_rule", "resolved_settings"]
+           "horizon_bonus_scale", "SIZE_RULES", "ATARI_HORIZON", "HORIZON_GAMMA", "baseline_line", "paper_line", "kit_line", "line", "LINES", "exploration_rule", "resolved_settings"]
 
 KINDS = ("baseline", "paper", "kit")
 
@@ -58,6 +61,9 @@ class StudyVariant:
     overrides: tuple[tuple[str, Any], ...] = ()
     label: str = ""
     kind: str = "paper"  # "baseline", "paper" or "kit" (pcnn_explore.experiments.agents.lines)
+    #: (TrainConfig field, rule of :data:`SIZE_RULES`) pairs: settings that depend on DeepSea's size N,
+    #: resolved by :meth:`fields_for` when the env is known (never in ``overrides``)
+    per_size: tuple[tuple[str, str], ...] = ()
 
     @property
     def display(self) -> str:
@@ -65,14 +71,37 @@ class StudyVariant:
 
         return self.label or variant_label(self.variant)
 
+    def fields_for(self, env: str | None) -> dict[str, Any]:
+        """The line's TrainConfig fields on ``env``: ``overrides`` plus each ``per_size`` setting
+        resolved for DeepSea-N (``DeepSea-14-v0`` -> the rule's value at N = 14). ValueError for a line
+        with per-size settings on another env (or none given)."""
+        fields = dict(self.overrides)
+        if not self.per_size:
+            return fields
+        from pcnn_explore.envs.deep_sea import deep_sea_size
 
-def study_variant(variant: str, key: str = "", label: str = "", kind: str = "paper", **overrides: Any) -> StudyVariant:
-    """A :class:`StudyVariant` (key: the variant's name unless given); ValueError for an unknown variant or kind."""
+        if env is None or deep_sea_size(env) is None:
+            raise ValueError(f"line {self.key!r} sets {', '.join(k for k, _ in self.per_size)} per DeepSea size N: "
+                             f"run it on a DeepSea-N-v0 env, got {env!r}")
+        n = int(deep_sea_size(env))
+        return {**fields, **{k: SIZE_RULES[rule](n) for k, rule in self.per_size}}
+
+
+def study_variant(variant: str, key: str = "", label: str = "", kind: str = "paper",
+                  per_size: tuple[tuple[str, str], ...] = (), **overrides: Any) -> StudyVariant:
+    """A :class:`StudyVariant` (key: the variant's name unless given); ValueError for an unknown variant,
+    kind or per-size rule, or a setting given both fixed and per size."""
     from pcnn_explore.run.variants import check_variant
 
     if kind not in ("baseline", "paper", "kit"):
         raise ValueError(f"kind must be baseline, paper or kit, got {kind!r}")
-    return StudyVariant(check_variant(variant), key or variant, tuple(sorted(overrides.items())), label, kind)
+    per_size = tuple(sorted((str(k), str(r)) for k, r in per_size))
+    for k, rule in per_size:
+        if rule not in SIZE_RULES:
+            raise ValueError(f"per_size {k}: unknown rule {rule!r}: choose one of {', '.join(SIZE_RULES)}")
+        if k in overrides:
+            raise ValueError(f"{k} is given both fixed ({overrides[k]!r}) and per size ({rule}): give one")
+    return StudyVariant(check_variant(variant), key or variant, tuple(sorted(overrides.items())), label, kind, per_size)
 
 
 #: the paper's method, shared by every density model (module docstring for the citations)
@@ -87,6 +116,29 @@ PAPER_BONUS: dict[str, dict[str, Any]] = {
 CTS_SCALE_SENSITIVITY = 0.5
 #: Fig. 12's scales c of c n^-1/2 (Sec. 6)
 FIG12_SCALES = (0.1, 1.0, 10.0)
+#: the discount of the horizon transfer (Bellemare et al. 2016's and the paper's DQN, gamma 0.99)
+HORIZON_GAMMA = 0.99
+#: Atari's effective horizon in agent steps, 1 / (1 - gamma) at gamma 0.99
+ATARI_HORIZON = 100
+
+
+def horizon_bonus_scale(size: int, gamma: float = HORIZON_GAMMA, scale: float | None = None) -> float:
+    """The CTS bonus scale's second reading on DeepSea-N, beta_N = 0.05 x 100 / sum_{t=0}^{N-1} gamma^t:
+    Bellemare et al. 2016's 0.05 over Atari's effective horizon of 1 / (1 - gamma) = 100 agent steps,
+    transferred so that the discounted bonus of an episode novel at every step is the same over
+    DeepSea's N steps (0.523 at N = 10, 0.381 at N = 14, 0.275 at N = 20; dimensionless, a multiplier
+    of PC^-1/2). Declared after the scales 0.05 and 0.5 were seen on seeds 401-410 (notebook 07);
+    ``scale``: the Atari scale (None: the paper's CTS 0.05, :data:`PAPER_BONUS`)."""
+    if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+        raise ValueError(f"size must be a positive integer N of DeepSea-N, got {size!r}")
+    if not 0.0 < gamma < 1.0:
+        raise ValueError(f"gamma must lie in (0, 1), got {gamma!r}")
+    base = PAPER_BONUS["cts"]["bonus_scale"] if scale is None else float(scale)
+    return base * ATARI_HORIZON / sum(gamma ** t for t in range(size))
+
+
+#: per-size rules a line may name (:attr:`StudyVariant.per_size`): rule -> value at DeepSea's N
+SIZE_RULES = {"cts_horizon": horizon_bonus_scale}
 
 #: the kit's additions, each on top of the paper's CTS line (the settings it changes)
 KIT_ADDITIONS: dict[str, dict[str, Any]] = {
@@ -146,6 +198,17 @@ def paper_line(model: str = "cts", key: str = "", mmc: bool = True, intrinsic_on
     return study_variant(variant, key or f"paper_{model}", name, kind="paper", **fields)
 
 
+def horizon_line(mmc: bool = True) -> StudyVariant:
+    """The paper's CTS line under the bonus scale's second reading (``paper_cts_horizon``; without MMC
+    ``paper_cts_no_mmc_horizon``, Fig. 11's bonus-alone line): bonus scale beta_N of
+    :func:`horizon_bonus_scale` on DeepSea-N, every other setting the paper's CTS line's."""
+    base = paper_line("cts", mmc=mmc)
+    fields = {k: v for k, v in base.overrides if k != "bonus_scale"}
+    key = "paper_cts_horizon" if mmc else "paper_cts_no_mmc_horizon"
+    label = "DQN-CTS" + ("" if mmc else " without MMC") + ", bonus scale 0.05 x 100 / sum gamma^t over N (horizon reading)"
+    return study_variant(base.variant, key, label, kind="paper", per_size=(("bonus_scale", "cts_horizon"),), **fields)
+
+
 def kit_line(addition: str, model: str = "cts", key: str = "") -> StudyVariant:
     """The paper's ``model`` line with the kit's ``addition`` (a key of :data:`KIT_ADDITIONS`), or the
     kit's position-biased PixelCNN with the paper's PixelCNN form (``addition="pixelcnn_pos"``)."""
@@ -166,6 +229,7 @@ def _lines() -> dict[str, StudyVariant]:
            paper_line("cts", "paper_cts_intrinsic", intrinsic_only=True),
            paper_line("cts", "paper_cts_scale", label=f"DQN-CTS, bonus scale {CTS_SCALE_SENSITIVITY:g} (sensitivity)",
                       bonus_scale=CTS_SCALE_SENSITIVITY),
+           horizon_line(), horizon_line(mmc=False),
            *(paper_line("cts", f"c{c:g}", label=f"DQN-CTS, c = {c:g} n^-1/2 (Fig. 12's form)", pg_scale=c,
                         pg_schedule="inverse_sqrt", bonus_scale=1.0) for c in FIG12_SCALES),
            kit_line("pixelcnn_pos"), *(kit_line(a) for a in KIT_ADDITIONS)]
@@ -193,5 +257,5 @@ def resolved_settings(v: StudyVariant, env: str, profile: str) -> dict[str, Any]
     from pcnn_explore.run.variants import variant_overrides
     from pcnn_explore.run.config import TrainConfig
 
-    cfg = TrainConfig.preset(profile, env=env, **{**variant_overrides(v.variant), **dict(v.overrides)})
+    cfg = TrainConfig.preset(profile, env=env, **{**variant_overrides(v.variant), **v.fields_for(env)})
     return {k: val for k, val in cfg.to_dict().items() if k not in ("out_dir", "steps", "seed")}

@@ -256,6 +256,10 @@ class Grid:
             for name in self.lines:
                 if name not in LINES:
                     raise SweepError(f"unknown line {name!r} in lines: choose one of {', '.join(LINES)}")
+                if LINES[name].per_size:  # e.g. paper_cts_horizon: its bonus scale is one per DeepSea size
+                    raise SweepError(f"line {name!r} sets {', '.join(k for k, _ in LINES[name].per_size)} per DeepSea "
+                                     "size, which a grid's lines do not resolve: run it with train --line or a "
+                                     "deep-sea study")
             both = [name for name in self.lines if name in self.variants]
             if both:
                 raise SweepError(f"{both[0]} is both a variant and a line of the grid, and both would be run in "
