@@ -228,6 +228,7 @@ def test_mlp_network_hand_computed_and_chosen_by_auto_for_deep_sea_only():
         make_q_network((1, 4, 4), 2, "dense")
 
 
+@pytest.mark.cpu_kernels
 def test_mlp_acts_in_numpy_with_the_q_values_of_its_forward_and_sees_every_update():
     """On a CPU an MLP agent acts through numpy views of its weights: the hand-computed net's values,
     torch's Q-values to float32 rounding on random nets, the same greedy actions, and the views

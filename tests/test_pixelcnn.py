@@ -73,6 +73,7 @@ def test_gate_multiplies():
     assert not torch.allclose(block(h), additive)
 
 
+@pytest.mark.cpu_kernels
 def test_flat_rmsprop_matches_torch_rmsprop_with_decay_as_alpha():
     torch.manual_seed(2)
     a = PixelCNN(5, 6, levels=4)

@@ -92,6 +92,7 @@ def test_remade_episodes_have_the_shipped_frames_actions_and_settings(remade):
             assert again.metadata[key] == shipped.metadata[key], (name, key)
 
 
+@pytest.mark.cpu_kernels
 def test_remade_cts_episodes_have_the_shipped_numbers_exactly(remade):
     cts = {name: paths for name, paths in remade.items() if load_episode(paths[0]).density_model == "cts"}
     assert cts, "no shipped CTS episode"
@@ -101,6 +102,7 @@ def test_remade_cts_episodes_have_the_shipped_numbers_exactly(remade):
             np.testing.assert_array_equal(getattr(again, field), getattr(shipped, field), err_msg=f"{name}: {field}")
 
 
+@pytest.mark.cpu_kernels
 def test_remade_pixelcnn_episodes_have_the_shipped_numbers(remade):
     pixelcnn = {name: paths for name, paths in remade.items()
                 if load_episode(paths[0]).density_model == "pixelcnn"}
