@@ -1,8 +1,11 @@
 """Run profiles shared by every experiment: ``smoke``, ``study`` and ``paper``.
 
 - ``smoke``: seconds, for tests and CI. Numbers are plumbing checks, not results.
-- ``study``: large enough to show the finding, on 2 CPU cores: 6 s to 24 min a notebook, 1 h 49 min for
-  all 15 (measured: docs/study-report/README.md).
+- ``study``: sized to answer, on 2 CPU cores: a budget of about 45 minutes for each agent notebook
+  (07-10, 12, 13), whose sizes, episode caps and seeds a pilot chose for a power of 0.8 at each
+  claim's smallest effect of interest (:mod:`pcnn_explore.experiments.agents.pilot`,
+  :mod:`pcnn_explore.experiments.agents.preregistered`); the density notebooks seconds to minutes
+  each (measured times: docs/study-report/README.md).
 - ``paper``: the paper's budgets (frames, seeds), meant for a GPU.
 
 Each experiment declares a settings dataclass deriving from :class:`ExperimentSettings` with a

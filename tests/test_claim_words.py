@@ -69,7 +69,8 @@ def test_09_and_13_say_they_run_cts_where_the_paper_ran_pixelcnn():
                                    "translation-invariant")
     plan = PLANS["09"]
     assert RUN_WITH_CTS in plan.scope
-    assert all(c.note == RUN_WITH_CTS for c in plan.claims if c.kind == "paper")
+    # (a claim the pilot could not power says so first: "needs 88 per line, ...; run with CTS ...")
+    assert all(c.note.endswith(RUN_WITH_CTS) for c in plan.claims if c.kind == "paper")
     paper = [c for c in reactor_claims.CLAIMS if c.kind == "paper"]
     assert paper and all(c.note == RUN_WITH_CTS for c in paper)
     assert "run with CTS where the paper ran PixelCNN" in reactor_claims.PAPER["verdict"]
@@ -78,5 +79,6 @@ def test_09_and_13_say_they_run_cts_where_the_paper_ran_pixelcnn():
 def test_07s_pixelcnn_beats_cts_is_not_testable_on_this_task():
     c = PLANS["07"].claim("pixelcnn_beats_cts")
     assert c.kind == "paper" and c.test == "not_testable"
-    assert c.lines == ("paper_pixelcnn", "paper_cts") and c.quantity == "solved"  # its per-seed values are kept
+    # its per-seed values are kept where its lines run (the deep-sea score, the agent measure since issue 35)
+    assert c.lines == ("paper_pixelcnn", "paper_cts") and c.quantity == "score"
     assert "cannot count DeepSea's cells" in c.note and "Atari frames" in c.note

@@ -126,8 +126,15 @@ def test_bad_settings_are_rejected_before_any_run(tmp_path, bad, match):
 
 
 def test_study_presets():
+    from pcnn_explore.experiments.agents import preregistered as pre
+
+    # the study preset is the pilot's design (07's): verdict seeds 701 and up, each its own mapping, runs ending
+    # once solved; STUDY_SEEDS are the seen seeds 401-410 that notebook 14's bsuite score keeps (no verdict)
     s = study.settings_of("study")
-    assert len(s.seeds) >= 10 and s.seeds == study.STUDY_SEEDS and s.sizes == (14,)
+    assert s.seeds == pre.STUDY_DESIGN["seeds"] and s.seeds[0] == 701 and len(s.seeds) >= 20
+    assert s.sizes == pre.STUDY_DESIGN["sizes"] and s.mapping_seed == "per_seed" and s.mapping_of(703) == 10_703
+    assert dict(s.train_overrides)["stop_when_solved"] is True
+    assert study.STUDY_SEEDS == pre.PILOT_SEEDS == tuple(range(401, 411))
     assert study.settings_of("smoke", seed=5, n_seeds=2).seeds == (5, 6)
     assert study.settings_of("study", sizes=(10, 14), episodes=(1000, 800)).episode_cap(14) == 800
     assert study.random_finds_within(10, 1) == 2 ** -10
@@ -193,8 +200,8 @@ def test_the_fixed_plans_hold_together():
         keys = [v.key for v in dsf.variants(figure)]  # checks every claim against the lines
         assert keys == list(p.lines)
         assert any(c.kind == "paper" for c in p.claims)
-        for c in p.claims:
-            assert set(c.lines) <= set(keys)
+        for c in p.claims:  # a claim the budget cannot run is declared not testable, its lines left out
+            assert set(c.lines) <= set(keys) or c.test == "not_testable"
             if c.kind == "paper":
                 assert all(lines.line(k).kind != "kit" for k in c.lines)
         assert "Claims:" in dsf.describe_plan(figure)
@@ -208,13 +215,18 @@ def test_the_fixed_plans_hold_together():
 def test_the_study_profile_refuses_tuning_seeds_and_too_few_seeds_before_training(tmp_path):
     from pcnn_explore.experiments.agents import deep_sea_figures as dsf
 
+    p = dsf.plan("fig5")
     s = dsf.settings("fig5", "study")
-    assert s.seeds == tuple(range(401, 411)) and s.sizes == (14,) and s.episode_cap(14) == 3_000
+    assert s.seeds == p.seeds and s.seeds[0] == 701 and s.sizes == p.sizes and s.episodes == p.episodes
+    assert s.mapping_seed == "per_seed"
     with pytest.raises(ValueError, match="tuning seeds"):
         dsf.settings("fig5", "study", seed=301, n_seeds=10)
+    # the seen seeds 401-410 are the pilot's now: never a verdict's again
+    with pytest.raises(ValueError, match="seen seeds 401-410"):
+        dsf.settings("fig5", "study", seed=401, n_seeds=10)
     with pytest.raises(ValueError, match="cannot decide claim"):
         dsf.settings("fig11", "study", n_seeds=3)
-    bad = study.DeepSeaStudySettings(profile="study", sizes=(4,), episodes=(5,), seeds=(401, 402), workers=1)
+    bad = study.DeepSeaStudySettings(profile="study", sizes=(4,), episodes=(5,), seeds=(701, 702), workers=1)
     with pytest.raises(ValueError, match="cannot decide claim"):
         dsf.run("fig5", bad, dsf.variants("fig5"), tmp_path)
     assert not any(tmp_path.iterdir())
@@ -248,53 +260,67 @@ NEVER, LEARNT = [False] * 8, [False] * 4 + [True] * 4
 def test_fig5_the_paper_verdict_is_the_papers_lines_only(tmp_path):
     from pcnn_explore.experiments.agents import deep_sea_figures as dsf
 
-    # the paper's CTS line solves on 10 of 10 seeds, DQN on none; PixelCNN never; the kit's line always
-    s = _figure_study(tmp_path, "fig5", {"paper_cts": [LEARNT] * 10, "kit": [LEARNT] * 10})
+    # the paper's CTS line solves on 10 of 10 seeds under both bonus-scale readings, DQN on none; the kit's line always
+    s = _figure_study(tmp_path, "fig5", {"paper_cts": [LEARNT] * 10, "paper_cts_horizon": [LEARNT] * 10,
+                                         "kit": [LEARNT] * 10})
     d = dsf.decide("fig5", s)
     c = d["claims"]["cts_bonus_explores"]
-    # Fisher's exact test, 10 of 10 against 0 of 10: one-sided p = 1 / C(20, 10)
-    assert c["verdict"] == "agrees" and c["p_value"] == pytest.approx(1 / math.comb(20, 10))
-    assert c["kind"] == "paper" and c["lines"] == ["paper_cts", "dqn"] and c["test"] == "fisher"
-    assert d["claims"]["pixelcnn_bonus_explores"]["verdict"] == "inconclusive"  # 0 of 10 against 0 of 10
+    # the deep-sea score 1 against 0 on every seed, paired: the sign-flip p is 2^-10, under either reading
+    assert c["verdict"] == "agrees" and c["p_value"] == pytest.approx(2 ** -10)
+    assert c["kind"] == "paper" and c["lines"] == ["paper_cts", "dqn"] and c["test"] == "sign_flip"
+    assert c["readings"]["horizon bonus scale"]["verdict"] == "agrees"
+    # the pilot could not power the PixelCNN claim within the budget: declared not testable before the runs
+    px = d["claims"]["pixelcnn_bonus_explores"]
+    assert px["verdict"] == "not testable" and px["sentence"].startswith("not testable: too few seeds at this profile (needs")
     # "DQN-PixelCNN beats DQN-CTS" is not testable on DeepSea whatever the seeds show (here 0 of 10 against
     # 10 of 10): the paper's PixelCNN cannot count DeepSea's cells; the per-seed values are kept, deciding nothing
     beats = d["claims"]["pixelcnn_beats_cts"]
     assert beats["verdict"] == "not testable" and beats["reason"] == "not testable on this task"
     assert beats["sentence"].startswith("not testable on this task: the paper's PixelCNN is translation-invariant")
-    assert beats["values"] == [0.0] * 10 and beats["values_b"] == [1.0] * 10 and beats["seeds"] == list(range(401, 411))
-    assert "p_value" not in beats
-    assert d["verdict"] == "partly"  # agrees, inconclusive, not testable: some agree and none differ
+    assert "values" not in beats and "p_value" not in beats  # the PixelCNN lines do not run at this design
+    assert d["verdict"] == "agrees"  # the one testable paper claim agrees
     # the kit's line ties the paper's CTS line (10 of 10 each): inconclusive, and never in the paper verdict
     assert d["claims"]["kit_helps"]["verdict"] == "inconclusive" and d["claims"]["kit_helps"]["kind"] == "kit"
     # the kit's other additions (never finding the +1 here) solve less than the paper's CTS line: differs,
     # and a differs is never lost among undecided claims
-    assert d["claims"]["kit_mmc_helps"]["verdict"] == "differs" and d["kit_verdict"] == "differs"
+    assert d["claims"]["kit_novelty_helps"]["verdict"] == "differs" and d["kit_verdict"] == "differs"
     m = dsf.metrics("fig5", s, d)
     assert m["lines"]["paper_cts"]["settings"]["bonus_scale"] == 0.05 and m["lines"]["kit"]["kind"] == "kit"
     assert m["lines"]["kit_novelty"]["exploration"] == "novelty-scaled epsilon"
-    assert list(m["plan"]["seeds"]) == list(range(401, 411))
+    assert m["lines"]["paper_cts_horizon"]["settings"]["bonus_scale"] == pytest.approx(0.05 / (1 - 0.99 ** 4))
+    assert list(m["plan"]["seeds"]) == list(dsf.plan("fig5").seeds) and m["plan"]["seeds"][0] == 701
     note = dsf.closing_note("fig5", s, d)
-    assert "Paper verdict: partly." in note and "[kit]" in note
+    assert "Paper verdict: agrees." in note and "[kit]" in note
 
 
 def test_fig11_each_line_against_dqn_paired(tmp_path):
     from pcnn_explore.experiments.agents import deep_sea_figures as dsf
 
-    s = _figure_study(tmp_path, "fig11", {"paper_cts": [LEARNT] * 10})
+    s = _figure_study(tmp_path, "fig11", {"paper_cts": [LEARNT] * 10, "paper_cts_horizon": [LEARNT] * 10})
     d = dsf.decide("fig11", s)
-    # success rate (last quarter) 1 on every seed against 0: the sign-flip p is 2^-10
+    # the deep-sea score 1 on every seed against 0: the sign-flip p is 2^-10
     assert d["claims"]["combination_progresses"]["verdict"] == "agrees"
     assert d["claims"]["combination_progresses"]["p_value"] == pytest.approx(2 ** -10)
-    # DQN + MMC and the bonus alone tie DQN at 0 on every seed: equivalent within +-0.1, testable because
+    # DQN + MMC and the bonus alone tie DQN at 0 on every seed: equivalent within +-0.2, testable because
     # the positive control of the same runs (the bonus with MMC) leaves the floor 0
     assert d["claims"]["mmc_alone_no_progress"]["verdict"] == "agrees"
     assert d["claims"]["mmc_alone_no_progress"]["positive_control"] == "paper_cts"
     assert d["claims"]["bonus_alone_no_progress"]["verdict"] == "agrees"
     assert d["verdict"] == "agrees"
     # the bonus alone progresses too: its equivalence with DQN fails
-    s = _figure_study(tmp_path / "b", "fig11", {"paper_cts": [LEARNT] * 10, "paper_cts_no_mmc": [LEARNT] * 10})
+    s = _figure_study(tmp_path / "b", "fig11", {"paper_cts": [LEARNT] * 10, "paper_cts_no_mmc": [LEARNT] * 10,
+                                                "paper_cts_horizon": [LEARNT] * 10,
+                                                "paper_cts_no_mmc_horizon": [LEARNT] * 10})
     d = dsf.decide("fig11", s)
     assert d["claims"]["bonus_alone_no_progress"]["verdict"] == "differs" and d["verdict"] == "mixed"
+    # under the horizon reading the bonus alone stays at 0: the two readings differ, and the claim says so
+    s = _figure_study(tmp_path / "h", "fig11", {"paper_cts": [LEARNT] * 10, "paper_cts_no_mmc": [LEARNT] * 10,
+                                                "paper_cts_horizon": [LEARNT] * 10})
+    alone = dsf.decide("fig11", s)["claims"]["bonus_alone_no_progress"]
+    assert alone["verdict"] == "depends on the bonus scale"
+    assert alone["readings"]["bonus scale 0.05"]["verdict"] == "differs"
+    assert alone["readings"]["horizon bonus scale"]["verdict"] == "agrees"
+    assert alone["readings"]["horizon bonus scale"]["positive_control"] == "paper_cts_horizon"
     # nothing moves (the control at 0 on every seed too): "no progress" is not evidence, the lines do not move
     s = _figure_study(tmp_path / "c", "fig11", {"dqn": [NEVER] * 10})
     d = dsf.decide("fig11", s)
@@ -310,16 +336,14 @@ def test_fig12_and_fig13_decided_on_hand_made_studies(tmp_path):
     early, late = [True] * 8, [False] * 6 + [True] * 2
     s = _figure_study(tmp_path / "12", "fig12", {"c0.1": [late] * 10, "c1": [late] * 10, "c10": [early] * 10})
     d = dsf.decide("fig12", s)
-    # every seed's last quarter succeeds in all three: equivalent; c = 10 finds the +1 at 1 against 7
-    assert d["claims"]["robust_c1"]["verdict"] == "agrees" and d["claims"]["robust_c10"]["verdict"] == "agrees"
+    # "fairly robust" needs 88 seeds per line at DeepSea-10 by the pilot: declared not testable before the runs;
+    # c = 10 finds the +1 at 1 against 7 (censored first +1, paired sign flip)
+    for name in ("robust_c1", "robust_c10"):
+        assert d["claims"][name]["verdict"] == "not testable"
+        assert d["claims"][name]["sentence"].startswith("not testable: too few seeds at this profile (needs 88 per line")
     assert d["claims"]["larger_c_sooner"]["verdict"] == "agrees"
     assert d["claims"]["larger_c_sooner"]["estimate"] == -6
     assert d["verdict"] == "agrees" and d["claims"]["constant_c_helps"]["kind"] == "kit"
-    # c = 1 and c = 0.1 both at the floor on every seed: "does as well" is not testable (the lines do not move)
-    flat = dsf.decide("fig12", _figure_study(tmp_path / "12f", "fig12", {"c10": [early] * 10}))
-    assert flat["claims"]["robust_c1"]["verdict"] == "not testable"
-    assert flat["claims"]["robust_c1"]["sentence"].startswith("not testable: the lines do not move (neither line")
-    assert flat["claims"]["robust_c10"]["verdict"] == "differs"  # c = 10 leaves the floor: testable
     s = _figure_study(tmp_path / "13", "fig13", {"paper_cts_intrinsic": [late] * 10, "dqn": [NEVER] * 10})
     d = dsf.decide("fig13", s)
     assert d["claims"]["intrinsic_explores"]["verdict"] == "agrees"

@@ -253,13 +253,14 @@ def test_the_study_profile_refuses_before_any_training(tmp_path, seeds, match):
 
 
 def test_presets():
+    # the study profile's seeds are the first 20 verdict seeds, 701-720 (issue 35: 401-410 are seen, pilot data)
     s = rs.settings_for("study")
-    assert s.seeds == tuple(range(401, 411)) and s.sizes == (10,) and s.steps(10) == 10 * s.episodes
+    assert s.seeds == tuple(range(701, 721)) and s.sizes == (10,) and s.steps(10) == 10 * s.episodes
     assert s.variants == ALL_LINES
     assert max(rs.settings_for("paper").sizes) <= 33
     assert rs.settings_for("smoke", seed=3, n_seeds=2).seeds == (3, 4)
     specs = rs.specs(s, "/x")
-    assert len(specs) == 5 * 10 and specs[0].env == "DeepSea-10-v0" and specs[0].steps == 10 * s.episodes
+    assert len(specs) == 5 * 20 and specs[0].env == "DeepSea-10-v0" and specs[0].steps == 10 * s.episodes
     cts = [x for x in specs if x.variant == "reactor_cts"][0]
     assert dict(cts.overrides) == {"tensorboard": False, "bonus_fraction": 0.25, "bonus_scale": 0.05,
                                    "intrinsic_only": False, "mmc_beta": 0.0, "novelty_epsilon": 0.0,

@@ -144,6 +144,26 @@ def reason_line(word: str, claims: Sequence[Claim], sentence: str = "") -> str:
     return "; ".join(parts)
 
 
+def _both_readings(name: str, metrics: Mapping, claim: str) -> str:
+    """For a deep-sea paper claim whose verdict depends on the CTS bonus scale's reading (its record's
+    ``readings``): ``"depends on the bonus scale: 0.05, <number> (<word>); horizon, <number> (<word>)"``;
+    "" for any other claim."""
+    from pcnn_explore.experiments.agents.deep_sea_claims import DEPENDS_ON_SCALE
+    from pcnn_explore.report.claims import _from_record
+    from pcnn_explore.report.tables import plain_words
+
+    records = metrics.get("claims") if isinstance(metrics.get("claims"), Mapping) else {}
+    for rec in records.values():
+        if (isinstance(rec, Mapping) and rec.get("verdict") == DEPENDS_ON_SCALE
+                and plain_words(str(rec.get("claim") or "")) == claim and isinstance(rec.get("readings"), Mapping)):
+            parts = []
+            for reading, r in rec["readings"].items():
+                c = _from_record(name, r, False)
+                parts.append(f"{reading}, {claim_number(c)} ({c.word})")
+            return f"{DEPENDS_ON_SCALE}: " + "; ".join(parts)
+    return ""
+
+
 def notebook_row(name: str, metrics: Mapping | None, word: str, sentence: str = "") -> Row:
     """The first-screen row of notebook ``name`` with its verdict ``word`` (and the sentence behind
     it, e.g. a failure's error): 14's scores in place of a word (:func:`deep_sea_scores`), else the
@@ -160,6 +180,9 @@ def notebook_row(name: str, metrics: Mapping | None, word: str, sentence: str = 
     claims = claims_of(name, metrics) if word != "failed" else []
     first = next((c for c in claims if c.kind == "paper"), None)
     number = claim_number(first) if first is not None else ""
+    both = _both_readings(name, metrics, first.claim) if first is not None else ""
+    if both:
+        return Row(name, short, f"{first.claim}: {both}", word, reason_line(word, claims, sentence))
     if first is not None and len([c for c in claims if c.kind == "paper"]) > 1 and number:
         number = f"{first.claim}: {number}"
     if not number:  # no paper claim gives one (06): the kit's first number, marked as the kit's

@@ -3,7 +3,7 @@
 Usage::
 
     pcnn-explore reproduce                          # smoke profile: plumbing check, ~minutes
-    pcnn-explore reproduce --profile study          # CPU-scale results (6 s to 24 min a notebook, 2 cores)
+    pcnn-explore reproduce --profile study          # CPU-scale results (up to about 45 min an agent notebook, 2 cores)
     pcnn-explore reproduce --profile paper --out runs/paper   # the paper's budgets (GPU)
     pcnn-explore reproduce --only 03                # only notebooks whose name contains "03"
     pcnn-explore reproduce --only "0[1-3]_*"        # or a glob on the file name
@@ -76,7 +76,8 @@ _NOTEBOOK_NAME = re.compile(r"^\d\d_.+\.ipynb$")
 #: relative so that the executed notebook, its HTML and its metrics.json name no path of the machine
 OUTPUT_DIR = "."
 #: the measured study times of docs/study-report (2 CPU cores): the shortest and longest notebook, all 15
-STUDY_TIMES = "6 s to 24 min a notebook on 2 CPU cores, 1 h 49 min for all 15 (docs/study-report)"
+STUDY_TIMES = ("a budget of about 45 min for each agent notebook (07-10, 12, 13) on 2 CPU cores, the density "
+               "notebooks seconds to minutes each; the shipped report (docs/study-report) gives each one's measured time")
 
 
 @dataclasses.dataclass

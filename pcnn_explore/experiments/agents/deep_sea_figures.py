@@ -9,9 +9,11 @@ per density model, its baselines, and the kit's additions as kit lines with kit 
 verdict combines the notebook's paper claims, each comparing the paper's lines with a baseline under
 the same exploration rule; the kit verdict combines its kit claims.
 
-Seeds: the study profile runs the plan's verdict seeds (401-410) and refuses, before any training,
-tuning seeds or too few seeds for a claim's test to reach its level. At the smoke profile (2 seeds)
-every test is "not testable at this profile" by its own arithmetic.
+Seeds: the study profile runs the plan's verdict seeds (701 and up, as many as its power analysis
+chose, each with its declared mapping seed, :func:`~pcnn_explore.experiments.agents.preregistered.mapping_for`)
+on the plan's sizes and episode caps, and refuses, before any training, tuning seeds, the seen seeds
+401-410 (the pilot's) or too few seeds for a claim's test to reach its level. At the smoke profile
+(2 seeds) every test is "not testable: too few seeds at this profile" by its own arithmetic.
 """
 from __future__ import annotations
 
@@ -71,6 +73,10 @@ def check_study_settings(figure: str, s: DeepSeaStudySettings) -> None:
     if tuned:
         raise ValueError(f"seeds {tuned} are tuning seeds (preregistered.TUNING_SEEDS): a verdict is never decided on "
                          f"them; use the plan's seeds {p.seeds[0]}..{p.seeds[-1]} (seed=None) or others")
+    seen = sorted(set(s.seeds) & set(preregistered.PILOT_SEEDS))
+    if seen:
+        raise ValueError(f"seeds {seen} are the seen seeds 401-410 (preregistered.PILOT_SEEDS, now pilot data): a "
+                         f"verdict is never decided on them; use the plan's seeds {p.seeds[0]}..{p.seeds[-1]} (seed=None)")
     for c in p.claims:
         if c.test in _TEST_FOR_SEEDS:
             need = seeds_needed(_TEST_FOR_SEEDS[c.test], preregistered.LEVEL)
@@ -86,7 +92,9 @@ def settings(figure: str, profile: str, seed: int | None = None, n_seeds: int | 
     p = plan(figure)
     given = {k: v for k, v in given.items() if v is not None}
     if profile == "study":
-        given = {"sizes": p.sizes, "episodes": (p.episodes,), **given}
+        every = (("stop_when_solved", True), ("tensorboard", False)) if p.stop_when_solved else (("tensorboard", False),)
+        given = {"sizes": p.sizes, "episodes": p.episodes, "mapping_seed": preregistered.PER_SEED,
+                 "train_overrides": every, **given}
         if seed is None and n_seeds is None:
             given.setdefault("seeds", p.seeds)
         elif seed is None:
@@ -249,7 +257,8 @@ def describe_plan(figure: str) -> str:
 
     p = plan(figure)
     out = [f"{p.figure}: {p.paper}", f"Study profile: {p.scope}; seeds {p.seeds[0]}-{p.seeds[-1]} "
-           f"({len(p.seeds)}), mapping seed {preregistered.VERDICT_MAPPING[0]} drawn by bsuite's rule.", "Lines:"]
+           f"({len(p.seeds)}), each with its own mapping seed (seed + {preregistered.MAPPING_OFFSET:,}) drawn by "
+           f"bsuite's rule; budget about {p.budget_minutes:g} minutes on 2 cores.", "Lines:"]
     out += [f"  {k:<20} {line(k).kind:<8} {exploration_rule(line(k)):<22} {line(k).display}" for k in p.lines]
     out.append("Claims:")
     for c in p.claims:

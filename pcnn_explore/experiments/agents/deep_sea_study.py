@@ -9,11 +9,14 @@ API (every agent notebook, 07-10 and 13, can use it):
   and ``label`` (legend text; "" for the paper's name of the variant).
 - :class:`DeepSeaStudySettings`: ``sizes`` (the N of ``DeepSea-N-v0``), ``episodes`` (the episode cap
   per size, same order, or one value for every size), ``seeds`` (10 at the study profile; the
-  seed is the unit), ``workers`` (runs at once), ``mapping_seed`` (None: bsuite's 42),
+  seed is the unit), ``workers`` (runs at once), ``mapping_seed`` (None: bsuite's 42; an integer:
+  that mapping for every run; ``"per_seed"``: each seed its own declared mapping seed,
+  :func:`pcnn_explore.experiments.agents.preregistered.mapping_for`, drawn by bsuite's rule),
   ``train_overrides`` (TrainConfig fields for every run). Presets ``smoke`` / ``study`` / ``paper``
   (``for_notebook(profile, seed=..., n_seeds=..., sizes=..., episodes=...)``).
 - :func:`study_specs` (the RunSpecs: env ``DeepSea-N-v0``, steps = episodes x N, since every DeepSea
-  episode lasts exactly N agent steps) and :func:`run_study` (runs them with
+  episode lasts exactly N agent steps; a line's per-size settings resolved for N, e.g.
+  ``paper_cts_horizon``'s bonus scale) and :func:`run_study` (runs them with
   :func:`pcnn_explore.experiments.agents.agent_runs.run_specs`, reads each run back) -> :class:`DeepSeaStudy`.
 - :func:`read_run` -> :class:`RunValues` of one run's ``log.csv`` (testable on hand-made logs).
 - :class:`DeepSeaStudy`: ``runs``; ``per_seed(key, field)`` (one value per seed, the mean over the
@@ -58,15 +61,17 @@ from pcnn_explore.envs.deep_sea_protocol import (
     solve_episode,
     solved_in_time,
 )
-from pcnn_explore.experiments.agents.preregistered import VERDICT_SEEDS
+from pcnn_explore.experiments.agents.preregistered import PER_SEED, PILOT_SEEDS, STUDY_DESIGN, mapping_for
 from pcnn_explore.profiles import ExperimentSettings
 from pcnn_explore.run.lines import StudyVariant, study_variant
 
 __all__ = ["StudyVariant", "study_variant", "DeepSeaStudySettings", "RunValues", "read_run", "study_specs",
            "run_study", "DeepSeaStudy", "STUDY_SEEDS", "RUN_FIELDS", "censored_first_success"]
 
-#: the study profile's seeds: the fixed plan's verdict seeds (401-410), used for no tuning
-STUDY_SEEDS = VERDICT_SEEDS
+#: the seeds of notebook 14's bsuite score (mapping 42, no verdict) and the seen seeds of the first
+#: study (401-410, now :data:`~pcnn_explore.experiments.agents.preregistered.PILOT_SEEDS`); the
+#: deep-sea notebooks' verdicts run each plan's own seeds (701 and up, ``Plan.seeds``)
+STUDY_SEEDS = PILOT_SEEDS
 #: the per-run values :meth:`DeepSeaStudy.per_seed` reads
 RUN_FIELDS = ("success_rate", "coverage", "first_success_episode", "solve_episode", "solved")
 
@@ -75,23 +80,27 @@ RUN_FIELDS = ("success_rate", "coverage", "first_success_episode", "solve_episod
 class DeepSeaStudySettings(ExperimentSettings):
     """Which part of bsuite's protocol a study runs (see the module docstring for the fields).
 
-    smoke: DeepSea-4, 12 episodes, 2 seeds (plumbing only: the numbers mean nothing). study: DeepSea-14,
-    3,000 episodes, the 10 verdict seeds of :mod:`pcnn_explore.experiments.agents.preregistered`. paper:
-    bsuite's 21 sizes, 10K episodes each, the same 10 seeds (a cluster's work)."""
+    smoke: DeepSea-4, 12 episodes, 2 seeds (plumbing only: the numbers mean nothing). study: notebook
+    07's design from the pilot (:data:`~pcnn_explore.experiments.agents.preregistered.STUDY_DESIGN`:
+    DeepSea-10 at 1,000 episodes, verdict seeds 701-740, each with its own mapping seed, runs stopping
+    once solved); each deep-sea notebook's plan sets its own sizes, caps and seeds (about 45 minutes
+    on 2 cores at most). paper: bsuite's 21 sizes, 10K episodes each, the seen seeds
+    401-410 on bsuite's mapping 42 (a cluster's work)."""
 
     PRESETS: ClassVar[dict] = {
         "smoke": dict(sizes=(4,), episodes=(12,), seeds=(0, 1), workers=2,
                       train_overrides=(("tensorboard", False),)),
-        "study": dict(sizes=(14,), episodes=(3_000,), seeds=STUDY_SEEDS, workers=2,
-                      train_overrides=(("tensorboard", False),)),
+        "study": dict(sizes=STUDY_DESIGN["sizes"], episodes=STUDY_DESIGN["episodes"], seeds=STUDY_DESIGN["seeds"],
+                      workers=2, mapping_seed=PER_SEED,
+                      train_overrides=(("stop_when_solved", True), ("tensorboard", False))),
         "paper": dict(sizes=PROTOCOL_SIZES, episodes=(PROTOCOL_EPISODES,), seeds=STUDY_SEEDS, workers=1),
     }
     profile: str = "study"
-    sizes: tuple[int, ...] = (14,)
-    episodes: tuple[int, ...] = (3_000,)
-    seeds: tuple[int, ...] = STUDY_SEEDS
+    sizes: tuple[int, ...] = STUDY_DESIGN["sizes"]
+    episodes: tuple[int, ...] = STUDY_DESIGN["episodes"]
+    seeds: tuple[int, ...] = STUDY_DESIGN["seeds"]
     workers: int = 2
-    mapping_seed: int | None = None
+    mapping_seed: int | str | None = None
     train_overrides: tuple[tuple[str, Any], ...] = ()
 
     def __post_init__(self) -> None:
@@ -128,8 +137,16 @@ class DeepSeaStudySettings(ExperimentSettings):
             raise ValueError(f"seeds must be distinct non-negative integers, got {self.seeds!r}")
         if not whole(self.workers) or self.workers < 1:
             raise ValueError(f"workers must be a positive integer, got {self.workers!r}")
-        if self.mapping_seed is not None and (not whole(self.mapping_seed) or self.mapping_seed < 0):
-            raise ValueError(f"mapping_seed must be a non-negative integer or None (bsuite's 42), got {self.mapping_seed!r}")
+        if self.mapping_seed is not None and self.mapping_seed != PER_SEED and (
+                not whole(self.mapping_seed) or self.mapping_seed < 0):
+            raise ValueError(f"mapping_seed must be a non-negative integer, {PER_SEED!r} (each seed its declared "
+                             f"mapping, preregistered.mapping_for) or None (bsuite's 42), got {self.mapping_seed!r}")
+
+    def mapping_of(self, seed: int) -> int | None:
+        """The mapping seed of ``seed``'s runs (None: the env's, bsuite's 42)."""
+        if self.mapping_seed == PER_SEED:
+            return mapping_for(int(seed))
+        return None if self.mapping_seed is None else int(self.mapping_seed)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -189,8 +206,9 @@ def censored_first_success(run: RunValues) -> float:
 
 def study_specs(settings: DeepSeaStudySettings, variants: Sequence[StudyVariant], out_root: str | os.PathLike):
     """One RunSpec per size x variant x seed, in that order, under ``out_root/DeepSea-N-v0/<key>_s<seed>``;
-    steps = episode cap x N. Every run gets ``settings.train_overrides``, the variant's ``overrides``
-    on top, and ``mapping_seed`` where set."""
+    steps = episode cap x N. Every run gets ``settings.train_overrides``, the variant's settings on
+    DeepSea-N on top (:meth:`StudyVariant.fields_for`: per-size ones resolved for N), and its seed's
+    ``mapping_seed`` where set (:meth:`DeepSeaStudySettings.mapping_of`)."""
     from pcnn_explore.experiments.agents.agent_runs import RunSpec
 
     settings.check()
@@ -201,10 +219,12 @@ def study_specs(settings: DeepSeaStudySettings, variants: Sequence[StudyVariant]
     for n in settings.sizes:
         env = deep_sea_id(n)
         for v in variants:
-            fields = {**dict(settings.train_overrides), **dict(v.overrides)}
-            if settings.mapping_seed is not None:
-                fields["mapping_seed"] = int(settings.mapping_seed)
+            line_fields = {**dict(settings.train_overrides), **v.fields_for(env)}
             for s in settings.seeds:
+                fields = dict(line_fields)
+                mapping = settings.mapping_of(s)
+                if mapping is not None:
+                    fields["mapping_seed"] = mapping
                 specs.append(RunSpec(v.variant, env, int(s), settings.episode_cap(n) * int(n), settings.profile,
                                      str(Path(out_root) / env / f"{v.key}_s{s}"), tuple(sorted(fields.items())),
                                      v.key, v.display))
