@@ -8,9 +8,12 @@ changing a claim is a visible commit of this file, made before the runs it is ju
 
 Seeds. :data:`TUNING_SEEDS` and :data:`TUNING_MAPPINGS` are the seeds and action mappings the kit's
 DeepSea settings and its additions were chosen or looked at on (``benchmarks/deep_sea_settings.py``,
-the 0.1 studies, the tests); no verdict uses them. Verdicts are decided on :data:`VERDICT_SEEDS`
-(401-410, never used before this file) on bsuite's mapping seed 42 drawn by bsuite's rule (the kit's
-earlier studies used the kit's own draw of 42, another map).
+the 0.1 studies, the tests, the pilot); no verdict uses them. :data:`PILOT_SEEDS` (401-410) decided
+the first study's verdicts on bsuite's mapping 42; they have been seen and are pilot data now.
+Verdicts are decided on :data:`VERDICT_SEED_POOL` (701-740, declared here before any run on them),
+each plan on its first ``len(plan.seeds)``, each seed s on its own DeepSea task: mapping seed
+:func:`mapping_for` (s + 10,000) drawn by bsuite's rule, so a verdict speaks for the task rather than
+one map. Notebook 14's bsuite score keeps bsuite's mapping 42.
 
 Tests (:mod:`pcnn_explore.verdicts`; the exact one-sided p decides at (1 - level) / 2 in each
 direction, 0.025 at level 0.95, and the interval shown comes from the same test):
@@ -27,23 +30,33 @@ direction, 0.025 at level 0.95, and the interval shown comes from the same test)
   a Fisher claim until 0.3 made it one of these (:data:`PIXELCNN_BEATS_CTS_ON_DEEP_SEA`): the paper's
   PixelCNN cannot count DeepSea's cells, so the task cannot test the claim whatever the seeds show.
 
-Why 10 seeds. The outcomes on a size where DQN fails are near all-or-nothing per seed (DQN sees
-the +1 of DeepSea-14 with chance about 143 x 2^-14 = 0.009 in the 143 episodes (2,000 agent steps)
-its epsilon takes to fall to 0.01, and almost never after; a probe of the paper's form of the CTS bonus on DeepSea-14, 4 tuning seeds,
-solved 3 of 4). With 10 seeds per line Fisher's exact test agrees at 0.025 for 6 of 10 against 0 of
-10 (p = 0.0054) and 7 of 10 against 1 of 10 (p = 0.0099), not for 6 against 1 (p = 0.029): it can
-show the large effect the paper reports (a bonus agent far ahead of DQN), not a small one. The
-paired sign-flip test reaches p = 2^-10 = 0.001 when every seed moves the same way and needs at
-least 6 seeds to reach 0.025 at all. The equivalence margin 0.1 of success rate is bsuite's own
-scale (a size is solved once more than a tenth of the episodes find the +1); Fig. 12's "fairly
-robust" gets 0.2, a fifth of the range.
+Sized to answer (issue 35). A pilot (:mod:`pcnn_explore.experiments.agents.pilot`: the seen seeds'
+per-seed values and new runs on tuning seeds) chose each notebook's sizes, episode caps and seeds
+(:data:`DESIGNS`) for a power of at least 0.8 at a declared smallest effect of interest
+(:data:`SCORE_SESOI`, :data:`SCORE_MARGIN`, :data:`COVERAGE_SESOI`, :data:`FIRST_SUCCESS_SESOI`,
+:data:`FOUND_SESOI`; the seen seeds' lower bound where larger) within about 45 minutes on 2 cores;
+:data:`POWER` records per claim the pilot's numbers, the effect of interest, the sizes, caps, seeds,
+budget, price and power. A claim the budget cannot power is declared ``not testable: too few seeds at
+this profile (needs K per line)`` before the runs. The agent measure is bsuite's deep-sea score over
+the plan's sizes (the share solved by bsuite's rule at a logged episode < 2^N + 100, within each
+size's cap), paired by seed, in place of one size's solved count, which sat at 0 or 10 of 10.
+
+The CTS bonus scale is not in the paper. The paper's CTS line keeps Bellemare et al. 2016's 0.05; a
+second reading, declared after 0.05 and 0.5 were seen on seeds 401-410, is the line
+``paper_cts_horizon`` (:func:`pcnn_explore.run.lines.horizon_bonus_scale`: beta_N = 0.05 x 100 /
+sum_{t<N} 0.99^t, 0.52 at N = 10, 0.38 at N = 14, 0.27 at N = 20). A claim with a ``second_reading``
+is decided under both; where they differ it "depends on the bonus scale", with both numbers. The 0.5
+line stays as the sensitivity line.
 """
 from __future__ import annotations
 
 import dataclasses
 from typing import Any
 
-__all__ = ["TUNING_SEEDS", "TUNING_MAPPINGS", "VERDICT_SEEDS", "VERDICT_MAPPING", "LEVEL", "Claim", "Plan", "PLANS",
+__all__ = ["TUNING_SEEDS", "TUNING_MAPPINGS", "PILOT_SEEDS", "VERDICT_SEEDS", "VERDICT_SEED_POOL", "VERDICT_MAPPINGS",
+           "PER_SEED", "DESIGNS", "POWER", "SCORE_SESOI", "SCORE_MARGIN", "COVERAGE_SESOI", "FIRST_SUCCESS_SESOI",
+           "FOUND_SESOI",
+           "MAPPING_OFFSET", "MAPPING_RULE", "mapping_for", "STUDY_DESIGN", "VERDICT_MAPPING", "LEVEL", "Claim", "Plan", "PLANS",
            "QUANTITIES", "TESTS", "plan", "NOTEBOOK_FIGURES", "PIXELCNN_CANNOT_COUNT", "PIXELCNN_BEATS_CTS_ON_DEEP_SEA",
            "RUN_WITH_CTS"]
 
@@ -52,18 +65,48 @@ TUNING_SEEDS = (0, 1, 2, 3, 4, 101, 102, 103, 301, 302, 303, 304, 305)
 #: (mapping seed, mapping rule) pairs the kit was tuned on: never a verdict's
 TUNING_MAPPINGS = ((42, "kit_v1"), (5, "kit_v1"), (7, "kit_v1"), (17, "kit_v1"), (1001, "kit_v1"), (1002, "kit_v1"),
                    (1003, "kit_v1"), (1004, "kit_v1"))
-#: the verdicts' seeds (the study profile's): used for nothing else
-VERDICT_SEEDS = tuple(range(401, 411))
-#: the verdicts' action mapping: bsuite's deep-sea sweep's seed, drawn by bsuite's rule
+#: the seen seeds: the first study's verdict seeds (401-410, bsuite's mapping 42 for every seed), whose
+#: per-seed values (docs/study-report, 07-10) are now pilot data: never a verdict's again
+PILOT_SEEDS = tuple(range(401, 411))
+#: the deep-sea verdicts' seeds, 701-740, declared before any run on them (each plan of 07-10 takes the
+#: first ``len(Plan.seeds)`` of them, as many as its power analysis asks for): used for nothing else
+VERDICT_SEED_POOL = tuple(range(701, 741))
+#: the first 20 of them: the seeds of the agent notebooks that take no plan from here (12's and 13's
+#: verdicts, at least 20 per line)
+VERDICT_SEEDS = VERDICT_SEED_POOL[:20]
+#: ``DeepSeaStudySettings.mapping_seed`` for "each seed its own declared mapping seed"
+PER_SEED = "per_seed"
+#: the mapping seed of seed s is s + MAPPING_OFFSET (:func:`mapping_for`)
+MAPPING_OFFSET = 10_000
+#: the mapping rule of every verdict run: bsuite's draw, np.random.RandomState(m).binomial(1, 0.5, (N, N))
+MAPPING_RULE = "bsuite"
+
+
+def mapping_for(seed: int) -> int:
+    """The declared DeepSea mapping seed of a run with ``seed``: ``seed + 10_000``, drawn by bsuite's
+    rule, so each seed is its own task (701 -> 10701) and none is bsuite's 42 nor a tuning mapping."""
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    return int(seed) + MAPPING_OFFSET
+
+
+#: the verdict seeds' mapping seeds, seed -> mapping seed (:func:`mapping_for`), declared with them
+VERDICT_MAPPINGS = {s: mapping_for(s) for s in VERDICT_SEED_POOL}
+#: the seen seeds' action mapping (401-410): bsuite's deep-sea sweep's seed, drawn by bsuite's rule;
+#: notebook 14's bsuite score keeps it
 VERDICT_MAPPING = (42, "bsuite")
 #: the level of every interval; each one-sided test decides at (1 - LEVEL) / 2
 LEVEL = 0.95
 
 QUANTITIES = {
-    "solved": "solved by bsuite's rule within the episodes run (per seed, 0 or 1)",
+    "score": "bsuite's deep-sea score: the share of the plan's sizes solved by bsuite's rule at a logged episode "
+             "< 2^N + 100, each size within its declared episode cap (per seed, 0 to 1)",
+    "solved": "solved by bsuite's rule within the episodes run (per seed, 0 or 1; on several sizes the share solved)",
     "success_rate": "share of the last quarter of the episodes that found the +1 (per seed)",
     "coverage": "mean share of the N(N+1)/2 cells visited, over the run's coverage curve (per seed)",
-    "first_success_episode": "episode of the first +1, cap + 1 if never (per seed)",
+    "first_success_episode": "episode of the first +1, censored at the cap: a run that never finds it counts as "
+                             "cap + 1 (a lower bound), so two such runs tie and drop out of the paired sign-flip "
+                             "test (per seed, mean over the sizes)",
     "found": "found the +1 at least once within the episodes run (per seed, 0 or 1)",
 }
 TESTS = ("fisher", "sign_flip", "equivalence", "share", "not_testable")
@@ -86,6 +129,12 @@ class Claim:
     margin: float | None = None
     chance: str = ""  # share tests: what the threshold is
     note: str = ""
+    #: the claim's lines under the CTS bonus scale's second reading (``paper_cts_horizon`` for
+    #: ``paper_cts``): decided too, and where the two verdicts differ the claim "depends on the bonus scale"
+    second_reading: tuple[str, ...] = ()
+    #: why a ``not_testable`` claim is: "on this task" (default) or "too few seeds" (the power analysis:
+    #: the budget cannot reach power 0.8 at the smallest effect of interest; ``note`` says how many it needs)
+    reason: str = "on this task"
 
     def __post_init__(self) -> None:
         if self.kind not in ("paper", "kit"):
@@ -94,8 +143,13 @@ class Claim:
             raise ValueError(f"{self.name}: test must be one of {TESTS}, got {self.test!r}")
         if self.test != "not_testable" and self.quantity not in QUANTITIES:
             raise ValueError(f"{self.name}: quantity must be one of {tuple(QUANTITIES)}, got {self.quantity!r}")
-        if (self.test == "equivalence") != (self.margin is not None):
+        if self.test != "not_testable" and (self.test == "equivalence") != (self.margin is not None):
             raise ValueError(f"{self.name}: an equivalence test needs a margin, and only it")
+        if self.reason not in ("on this task", "too few seeds"):
+            raise ValueError(f"{self.name}: reason must be 'on this task' or 'too few seeds', got {self.reason!r}")
+        if self.second_reading and len(self.second_reading) != len(self.lines):
+            raise ValueError(f"{self.name}: second_reading names one line per line of the claim, got "
+                             f"{self.second_reading!r} for {self.lines!r}")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -109,10 +163,12 @@ class Plan:
     paper: str
     lines: tuple[str, ...]
     sizes: tuple[int, ...]
-    episodes: int
+    episodes: tuple[int, ...]  # the episode cap of each size, same order
     seeds: tuple[int, ...]
     claims: tuple[Claim, ...]
     scope: str = ""
+    budget_minutes: float = 45.0  # the study profile's budget on 2 cores; the power analysis' price is in POWER
+    stop_when_solved: bool = True  # a run ends once bsuite's rule holds (its score is then what a full run's is)
 
     def claim(self, name: str) -> Claim:
         for c in self.claims:
@@ -138,62 +194,477 @@ _FIG5 = "On the hard, sparse-reward games both bonus agents beat DQN by far, and
 _KIT_Q = "does the kit's addition ({what}) solve DeepSea-14 more often than the paper's CTS line?"
 
 
-def _kit_claim(key: str, what: str) -> Claim:
-    return Claim(f"{key}_helps", "kit", _KIT_Q.format(what=what), (key, "paper_cts"), "solved", "fisher")
+#: the smallest effect of interest of a score claim: a deep-sea score difference (share of the sizes
+#: solved, per seed) of 0.2, declared before the verdict runs
+SCORE_SESOI = 0.2
+#: the margin of a score equivalence ("no progress", "fairly robust"): the same 0.2
+SCORE_MARGIN = 0.2
+#: the smallest effect of interest of 10's coverage claim: a mean-coverage difference of 0.05 (a
+#: twentieth of the cells)
+COVERAGE_SESOI = 0.05
+#: the smallest effect of interest of 09's "sooner": the first +1 found 500 episodes sooner on a size
+FIRST_SUCCESS_SESOI = 500
+#: the smallest effect of interest of 10's share claim: a share of seeds that find the +1 0.3 above chance
+FOUND_SESOI = 0.3
 
+#: each notebook's design, chosen by the power analysis (:func:`pcnn_explore.experiments.agents.pilot.analyse`
+#: on the pilot of data/pilot/deep_sea_pilot.json and the seen seeds): sizes, their episode caps, the number of
+#: verdict seeds per line (the first of :data:`VERDICT_SEED_POOL`), the lines run, the budget and the price in
+#: minutes on 2 cores (measured agent steps per second of the pilot, two runs at once, and its per-run overhead)
+DESIGNS: dict[str, dict[str, Any]] = {'07': {'sizes': (10,),
+        'episodes': (1000,),
+        'seeds': 40,
+        'lines': ('dqn',
+                  'paper_cts',
+                  'paper_cts_horizon',
+                  'paper_cts_scale',
+                  'kit_constant_c',
+                  'kit_next_state',
+                  'kit_mmc',
+                  'kit_novelty',
+                  'novelty_only',
+                  'kit'),
+        'budget_minutes': 45.0,
+        'minutes': 21.6},
+ '08': {'sizes': (10,),
+        'episodes': (1000,),
+        'seeds': 40,
+        'lines': ('dqn', 'dqn_mmc', 'paper_cts_no_mmc', 'paper_cts', 'paper_cts_no_mmc_horizon', 'paper_cts_horizon'),
+        'budget_minutes': 45.0,
+        'minutes': 11.6},
+ '09': {'sizes': (10,),
+        'episodes': (1000,),
+        'seeds': 40,
+        'lines': ('c0.1', 'c1', 'c10', 'kit_constant_c'),
+        'budget_minutes': 45.0,
+        'minutes': 8.2},
+ '10': {'sizes': (10, 12, 14),
+        'episodes': (1000, 4000, 3000),
+        'seeds': 40,
+        'lines': ('paper_cts_intrinsic', 'dqn'),
+        'budget_minutes': 45.0,
+        'minutes': 40.3}}
+
+#: per claim (07-10): the pilot's numbers ("tuning": tuning seeds 0-4 with their own mappings on the design's
+#: sizes; "seen": seeds 401-410 at DeepSea-14, 3,000 episodes, mapping 42; effect, 95% sign-flip interval, n),
+#: the effect of interest (the SESOI, or the seen seeds' lower bound where larger), the power model, the
+#: design (sizes, episodes, seeds per line), the budget and price in minutes on 2 cores, the power at one-sided
+#: 0.025 and the seeds per line it needs for 0.8 on that design's sizes
+POWER: dict[str, dict[str, Any]] = {'cts_bonus_explores': {'notebook': '07',
+                        'pilot': {'tuning': {'effect': 0.4,
+                                             'interval': [None, None],
+                                             'n': 5,
+                                             'what': "score difference over the design's sizes, tuning seeds"},
+                                  'seen': {'effect': 0.1,
+                                           'interval': [-0.0, 0.3333],
+                                           'n': 10,
+                                           'solved': '1/10 vs 0/10',
+                                           'what': 'solved-share difference at DeepSea-14, 3,000 episodes, seeds '
+                                                   '401-410, mapping 42'}},
+                        'effect_of_interest': 0.2,
+                        'model': "per-size solve chances of b from the pilot, a's raised by the effect",
+                        'seeds': 40,
+                        'budget_minutes': 45.0,
+                        'minutes': 21.6,
+                        'power': 0.838,
+                        'needs': 39,
+                        'sizes': (10,),
+                        'episodes': (1000,)},
+ 'pixelcnn_bonus_explores': {'notebook': '07',
+                             'pilot': {'seen': {'effect': 0.0,
+                                                'interval': [0.0, 0.0],
+                                                'n': 10,
+                                                'solved': '0/10 vs 0/10',
+                                                'what': 'solved-share difference at DeepSea-14, 3,000 episodes, '
+                                                        'seeds 401-410, mapping 42'}},
+                             'effect_of_interest': 0.2,
+                             'model': "per-size solve chances of b from the pilot, a's raised by the effect; its "
+                                      'lines (paper_pixelcnn) do not fit the budget',
+                             'seeds': 40,
+                             'budget_minutes': 45.0,
+                             'minutes': 21.6,
+                             'power': 0.0,
+                             'needs': 39,
+                             'sizes': (10,),
+                             'episodes': (1000,)},
+ 'cts_scale_sensitivity': {'notebook': '07',
+                           'pilot': {'tuning': {'effect': 0.6,
+                                                'interval': [None, None],
+                                                'n': 5,
+                                                'what': "score difference over the design's sizes, tuning seeds"},
+                                     'seen': {'effect': 0.7,
+                                              'interval': [0.3333, 1.0],
+                                              'n': 10,
+                                              'solved': '7/10 vs 0/10',
+                                              'what': 'solved-share difference at DeepSea-14, 3,000 episodes, seeds '
+                                                      '401-410, mapping 42'}},
+                           'effect_of_interest': 0.3333,
+                           'model': "per-size solve chances of b from the pilot, a's raised by the effect",
+                           'seeds': 40,
+                           'budget_minutes': 45.0,
+                           'minutes': 21.6,
+                           'power': 0.999,
+                           'needs': 22,
+                           'sizes': (10,),
+                           'episodes': (1000,)},
+ 'position_bias_helps': {'notebook': '07',
+                         'pilot': {'seen': {'effect': 0.0,
+                                            'interval': [0.0, 0.0],
+                                            'n': 10,
+                                            'solved': '0/10 vs 0/10',
+                                            'what': 'solved-share difference at DeepSea-14, 3,000 episodes, seeds '
+                                                    '401-410, mapping 42'}},
+                         'effect_of_interest': 0.2,
+                         'model': "per-size solve chances of b from the pilot, a's raised by the effect; its lines "
+                                  '(kit_pixelcnn_pos, paper_pixelcnn) do not fit the budget',
+                         'seeds': 40,
+                         'budget_minutes': 45.0,
+                         'minutes': 21.6,
+                         'power': 0.0,
+                         'needs': 39,
+                         'sizes': (10,),
+                         'episodes': (1000,)},
+ 'kit_constant_c_helps': {'notebook': '07',
+                          'pilot': {'seen': {'effect': 0.3,
+                                             'interval': [-0.0, 0.6667],
+                                             'n': 10,
+                                             'solved': '4/10 vs 1/10',
+                                             'what': 'solved-share difference at DeepSea-14, 3,000 episodes, seeds '
+                                                     '401-410, mapping 42'}},
+                          'effect_of_interest': 0.2,
+                          'model': "per-size solve chances of b from the pilot, a's raised by the effect",
+                          'seeds': 40,
+                          'budget_minutes': 45.0,
+                          'minutes': 21.6,
+                          'power': 0.341,
+                          'needs': 104,
+                          'sizes': (10,),
+                          'episodes': (1000,)},
+ 'kit_next_state_helps': {'notebook': '07',
+                          'pilot': {'seen': {'effect': 0.5,
+                                             'interval': [-0.0, 1.0],
+                                             'n': 10,
+                                             'solved': '6/10 vs 1/10',
+                                             'what': 'solved-share difference at DeepSea-14, 3,000 episodes, seeds '
+                                                     '401-410, mapping 42'}},
+                          'effect_of_interest': 0.2,
+                          'model': "per-size solve chances of b from the pilot, a's raised by the effect",
+                          'seeds': 40,
+                          'budget_minutes': 45.0,
+                          'minutes': 21.6,
+                          'power': 0.341,
+                          'needs': 104,
+                          'sizes': (10,),
+                          'episodes': (1000,)},
+ 'kit_mmc_helps': {'notebook': '07',
+                   'pilot': {'seen': {'effect': 0.1,
+                                      'interval': [-0.0, 0.3333],
+                                      'n': 10,
+                                      'solved': '2/10 vs 1/10',
+                                      'what': 'solved-share difference at DeepSea-14, 3,000 episodes, seeds 401-410, '
+                                              'mapping 42'}},
+                   'effect_of_interest': 0.2,
+                   'model': "per-size solve chances of b from the pilot, a's raised by the effect",
+                   'seeds': 40,
+                   'budget_minutes': 45.0,
+                   'minutes': 21.6,
+                   'power': 0.341,
+                   'needs': 104,
+                   'sizes': (10,),
+                   'episodes': (1000,)},
+ 'kit_novelty_helps': {'notebook': '07',
+                       'pilot': {'seen': {'effect': 0.9,
+                                          'interval': [0.6667, 1.0],
+                                          'n': 10,
+                                          'solved': '10/10 vs 1/10',
+                                          'what': 'solved-share difference at DeepSea-14, 3,000 episodes, seeds '
+                                                  '401-410, mapping 42'}},
+                       'effect_of_interest': 0.6667,
+                       'model': "per-size solve chances of b from the pilot, a's raised by the effect",
+                       'seeds': 40,
+                       'budget_minutes': 45.0,
+                       'minutes': 21.6,
+                       'power': 1.0,
+                       'needs': 12,
+                       'sizes': (10,),
+                       'episodes': (1000,)},
+ 'novelty_only_helps': {'notebook': '07',
+                        'pilot': {'seen': {'effect': 0.0,
+                                           'interval': [0.0, 0.0],
+                                           'n': 10,
+                                           'solved': '1/10 vs 1/10',
+                                           'what': 'solved-share difference at DeepSea-14, 3,000 episodes, seeds '
+                                                   '401-410, mapping 42'}},
+                        'effect_of_interest': 0.2,
+                        'model': "per-size solve chances of b from the pilot, a's raised by the effect",
+                        'seeds': 40,
+                        'budget_minutes': 45.0,
+                        'minutes': 21.6,
+                        'power': 0.341,
+                        'needs': 104,
+                        'sizes': (10,),
+                        'episodes': (1000,)},
+ 'kit_helps': {'notebook': '07',
+               'pilot': {'seen': {'effect': 0.9,
+                                  'interval': [0.6667, 1.0],
+                                  'n': 10,
+                                  'solved': '10/10 vs 1/10',
+                                  'what': 'solved-share difference at DeepSea-14, 3,000 episodes, seeds 401-410, '
+                                          'mapping 42'}},
+               'effect_of_interest': 0.6667,
+               'model': "per-size solve chances of b from the pilot, a's raised by the effect",
+               'seeds': 40,
+               'budget_minutes': 45.0,
+               'minutes': 21.6,
+               'power': 1.0,
+               'needs': 12,
+               'sizes': (10,),
+               'episodes': (1000,)},
+ 'combination_progresses': {'notebook': '08',
+                            'pilot': {'tuning': {'effect': 0.4,
+                                                 'interval': [None, None],
+                                                 'n': 5,
+                                                 'what': "score difference over the design's sizes, tuning seeds"},
+                                      'seen': {'effect': 0.1,
+                                               'interval': [-0.0, 0.3333],
+                                               'n': 10,
+                                               'solved': '1/10 vs 0/10',
+                                               'what': 'solved-share difference at DeepSea-14, 3,000 episodes, seeds '
+                                                       '401-410, mapping 42'}},
+                            'effect_of_interest': 0.2,
+                            'model': "per-size solve chances of b from the pilot, a's raised by the effect",
+                            'seeds': 40,
+                            'budget_minutes': 45.0,
+                            'minutes': 11.6,
+                            'power': 0.838,
+                            'needs': 39,
+                            'sizes': (10,),
+                            'episodes': (1000,)},
+ 'mmc_alone_no_progress': {'notebook': '08',
+                           'pilot': {'tuning': {'effect': 0.2,
+                                                'interval': [None, None],
+                                                'n': 5,
+                                                'what': "score difference over the design's sizes, tuning seeds"},
+                                     'seen': {'effect': 0.0,
+                                              'interval': [0.0, 0.0],
+                                              'n': 10,
+                                              'solved': '0/10 vs 0/10',
+                                              'what': 'solved-share difference at DeepSea-14, 3,000 episodes, seeds '
+                                                      '401-410, mapping 42'}},
+                           'effect_of_interest': 0.2,
+                           'model': "no true difference (both lines at b's pilot chances), TOST at +-0.2, times the "
+                                    'chance that paper_cts leaves the floor',
+                           'seeds': 40,
+                           'budget_minutes': 45.0,
+                           'minutes': 11.6,
+                           'power': 1.0,
+                           'needs': 19,
+                           'sizes': (10,),
+                           'episodes': (1000,)},
+ 'bonus_alone_no_progress': {'notebook': '08',
+                             'pilot': {'tuning': {'effect': 0.4,
+                                                  'interval': [None, None],
+                                                  'n': 5,
+                                                  'what': "score difference over the design's sizes, tuning seeds"},
+                                       'seen': {'effect': 0.1,
+                                                'interval': [-0.0, 0.3333],
+                                                'n': 10,
+                                                'solved': '1/10 vs 0/10',
+                                                'what': 'solved-share difference at DeepSea-14, 3,000 episodes, '
+                                                        'seeds 401-410, mapping 42'}},
+                             'effect_of_interest': 0.2,
+                             'model': "no true difference (both lines at b's pilot chances), TOST at +-0.2, times "
+                                      'the chance that paper_cts leaves the floor',
+                             'seeds': 40,
+                             'budget_minutes': 45.0,
+                             'minutes': 11.6,
+                             'power': 1.0,
+                             'needs': 19,
+                             'sizes': (10,),
+                             'episodes': (1000,)},
+ 'robust_c1': {'notebook': '09',
+               'pilot': {'tuning': {'effect': 0.0,
+                                    'interval': [None, None],
+                                    'n': 5,
+                                    'what': "score difference over the design's sizes, tuning seeds"},
+                         'seen': {'effect': 0.0,
+                                  'interval': [0.0, 0.0],
+                                  'n': 10,
+                                  'solved': '1/10 vs 1/10',
+                                  'what': 'solved-share difference at DeepSea-14, 3,000 episodes, seeds 401-410, '
+                                          'mapping 42'}},
+               'effect_of_interest': 0.2,
+               'model': "no true difference (both lines at b's pilot chances), TOST at +-0.2, times the chance that "
+                        'c0.1 leaves the floor',
+               'seeds': 40,
+               'budget_minutes': 45.0,
+               'minutes': 8.2,
+               'power': 0.174,
+               'needs': 88,
+               'sizes': (10,),
+               'episodes': (1000,)},
+ 'robust_c10': {'notebook': '09',
+                'pilot': {'tuning': {'effect': 0.2,
+                                     'interval': [None, None],
+                                     'n': 5,
+                                     'what': "score difference over the design's sizes, tuning seeds"},
+                          'seen': {'effect': 0.3,
+                                   'interval': [-0.0, 0.6667],
+                                   'n': 10,
+                                   'solved': '4/10 vs 1/10',
+                                   'what': 'solved-share difference at DeepSea-14, 3,000 episodes, seeds 401-410, '
+                                           'mapping 42'}},
+                'effect_of_interest': 0.2,
+                'model': "no true difference (both lines at b's pilot chances), TOST at +-0.2, times the chance that "
+                         'c0.1 leaves the floor',
+                'seeds': 40,
+                'budget_minutes': 45.0,
+                'minutes': 8.2,
+                'power': 0.174,
+                'needs': 88,
+                'sizes': (10,),
+                'episodes': (1000,)},
+ 'larger_c_sooner': {'notebook': '09',
+                     'pilot': {'seen': {'effect': -642.5,
+                                        'interval': [-1399.0, 0.0],
+                                        'n': 10,
+                                        'what': 'first +1 episode difference (censored at 3,001) at DeepSea-14, '
+                                                'seeds 401-410'}},
+                     'effect_of_interest': 500,
+                     'model': "the tuning seeds' per-seed pairs resampled, a's found episodes moved 500 sooner, "
+                              'never-found tied at the cap',
+                     'seeds': 40,
+                     'budget_minutes': 45.0,
+                     'minutes': 8.2,
+                     'power': 1.0,
+                     'needs': 18,
+                     'sizes': (10,),
+                     'episodes': (1000,)},
+ 'constant_c_helps': {'notebook': '09',
+                      'pilot': {'seen': {'effect': 0.3,
+                                         'interval': [-0.0, 0.6667],
+                                         'n': 10,
+                                         'solved': '4/10 vs 1/10',
+                                         'what': 'solved-share difference at DeepSea-14, 3,000 episodes, seeds '
+                                                 '401-410, mapping 42'}},
+                      'effect_of_interest': 0.2,
+                      'model': "per-size solve chances of b from the pilot, a's raised by the effect",
+                      'seeds': 40,
+                      'budget_minutes': 45.0,
+                      'minutes': 8.2,
+                      'power': 0.406,
+                      'needs': 91,
+                      'sizes': (10,),
+                      'episodes': (1000,)},
+ 'intrinsic_explores': {'notebook': '10',
+                        'pilot': {'seen': {'effect': 0.119,
+                                           'interval': [0.08, 0.1595],
+                                           'n': 10,
+                                           'what': 'final coverage difference at DeepSea-14, seeds 401-410'}},
+                        'effect_of_interest': 0.05,
+                        'model': "the seen seeds' coverage pairs resampled, their mean difference set to the effect",
+                        'seeds': 40,
+                        'budget_minutes': 45.0,
+                        'minutes': 40.3,
+                        'power': 1.0,
+                        'needs': 11,
+                        'sizes': (10, 12, 14),
+                        'episodes': (1000, 4000, 3000)},
+ 'intrinsic_finds_reward': {'notebook': '10',
+                            'pilot': {'seen': {'effect': 0.3,
+                                               'n': 10,
+                                               'what': 'share of seeds 401-410 finding the +1 at DeepSea-14'}},
+                            'effect_of_interest': 0.3,
+                            'model': 'each seed finds the +1 with the chance 0.471 + the effect; exact binomial',
+                            'seeds': 40,
+                            'budget_minutes': 45.0,
+                            'minutes': 40.3,
+                            'power': 0.974,
+                            'needs': 21,
+                            'sizes': (10, 12, 14),
+                            'episodes': (1000, 4000, 3000)}}
+
+#: the deep-sea study profile's default part of bsuite's protocol (DeepSeaStudySettings' study preset): 07's design
+STUDY_DESIGN = {"sizes": DESIGNS["07"]["sizes"], "episodes": DESIGNS["07"]["episodes"],
+                "seeds": VERDICT_SEED_POOL[:DESIGNS["07"]["seeds"]]}
+
+
+def _kit_claim(key: str, what: str) -> Claim:
+    return Claim(f"{key}_helps", "kit", _KIT_Q.format(what=what), (key, "paper_cts"), "score", "sign_flip")
+
+
+def _too_few(claim: Claim) -> Claim:
+    """``claim`` declared not testable for its budget where :data:`POWER` says the design cannot power it."""
+    rec = POWER.get(claim.name)
+    if rec is None or rec["power"] >= 0.8 or claim.test == "not_testable":
+        return claim
+    budget = "; its lines do not fit the budget" if "do not fit the budget" in rec["model"] else ""
+    return dataclasses.replace(claim, test="not_testable", reason="too few seeds",
+                               note=f"needs {rec['needs']} per line, power {rec['power']:.2f} with {rec['seeds']}{budget}"
+                                    + (f"; {claim.note}" if claim.note else ""))
+
+
+def _plan(notebook: str, figure: str, paper: str, lines: tuple[str, ...], claims: tuple[Claim, ...], scope: str,
+          stop_when_solved: bool = True) -> Plan:
+    d = DESIGNS[notebook]
+    lines = tuple(k for k in lines if k in d["lines"])  # a line the budget cannot run leaves with its claims
+    return Plan(notebook, figure, paper, lines, d["sizes"], d["episodes"], VERDICT_SEED_POOL[:d["seeds"]],
+                tuple(_too_few(c) for c in claims), scope, d["budget_minutes"], stop_when_solved)
+
+
+_HORIZON = "paper_cts_horizon"
+_PART = "DeepSea-{sizes} at {caps} episodes, runs ending once solved; bsuite's deep-sea score over these sizes"
 
 PLANS: dict[str, Plan] = {p.notebook: p for p in (
-    Plan("07", "Fig. 5", _FIG5 + " (Fig. 5 and the appendix table, 150M frames, 3 seeds).",
-         ("dqn", "paper_cts", "paper_pixelcnn", "paper_cts_scale", "kit_pixelcnn_pos", "kit_constant_c",
-          "kit_next_state", "kit_mmc", "kit_novelty", "novelty_only", "kit"),
-         (14,), 3_000, VERDICT_SEEDS, (
+    _plan("07", "Fig. 5", _FIG5 + " (Fig. 5 and the appendix table, 150M frames, 3 seeds).",
+          ("dqn", "paper_cts", _HORIZON, "paper_pixelcnn", "paper_cts_scale", "kit_pixelcnn_pos", "kit_constant_c",
+           "kit_next_state", "kit_mmc", "kit_novelty", "novelty_only", "kit"), (
              Claim("cts_bonus_explores", "paper", "the CTS bonus makes DQN explore: DQN-CTS solves the hard task where "
-                   "DQN does not", ("paper_cts", "dqn"), "solved", "fisher"),
+                   "DQN does not", ("paper_cts", "dqn"), "score", "sign_flip", second_reading=(_HORIZON, "dqn")),
              Claim("pixelcnn_bonus_explores", "paper", "the PixelCNN bonus makes DQN explore: DQN-PixelCNN solves the "
-                   "hard task where DQN does not", ("paper_pixelcnn", "dqn"), "solved", "fisher",
+                   "hard task where DQN does not", ("paper_pixelcnn", "dqn"), "score", "sign_flip",
                    note="the paper's PixelCNN reads the same context around the agent's one pixel in every DeepSea "
                         "cell, so it can hardly count cells (notebook 12): its line is shown with whatever verdict "
                         "it gets"),
              Claim("pixelcnn_beats_cts", "paper", "DQN-PixelCNN beats DQN-CTS", ("paper_pixelcnn", "paper_cts"),
-                   "solved", "not_testable", note=PIXELCNN_BEATS_CTS_ON_DEEP_SEA),
+                   "score", "not_testable", note=PIXELCNN_BEATS_CTS_ON_DEEP_SEA),
              Claim("cts_scale_sensitivity", "kit", "does the CTS verdict hold with the bonus scale 10 times the "
-                   "declared 0.05?", ("paper_cts_scale", "dqn"), "solved", "fisher"),
-             Claim("position_bias_helps", "kit", "does the kit's position-biased PixelCNN solve DeepSea-14 more often "
-                   "than the paper's PixelCNN?", ("kit_pixelcnn_pos", "paper_pixelcnn"), "solved", "fisher"),
+                   "declared 0.05?", ("paper_cts_scale", "dqn"), "score", "sign_flip"),
+             Claim("position_bias_helps", "kit", "does the kit's position-biased PixelCNN score higher than the "
+                   "paper's PixelCNN?", ("kit_pixelcnn_pos", "paper_pixelcnn"), "score", "sign_flip"),
              _kit_claim("kit_constant_c", "c = 0.1 held constant, bonus scale 1"),
              _kit_claim("kit_next_state", "the next state scored"),
              _kit_claim("kit_mmc", "MMC mix 0.5"),
              _kit_claim("kit_novelty", "novelty-scaled epsilon on next-state scoring"),
              _kit_claim("novelty_only", "the pseudo-count drives epsilon, no bonus in the reward"),
              _kit_claim("kit", "all of them"),
-         ), scope="DeepSea-14, 3,000 episodes (42,000 agent steps) per run"),
-    Plan("08", "Fig. 11", "Only the combination of the PixelCNN bonus and MMC makes progress on the hardest games "
-         "(Fig. 11, bottom right: Montezuma's Revenge, Private Eye).",
-         ("dqn", "dqn_mmc", "paper_cts_no_mmc", "paper_cts"), (14,), 3_000, VERDICT_SEEDS, (
+         ), _PART),
+    _plan("08", "Fig. 11", "Only the combination of the PixelCNN bonus and MMC makes progress on the hardest games "
+          "(Fig. 11, bottom right: Montezuma's Revenge, Private Eye).",
+          ("dqn", "dqn_mmc", "paper_cts_no_mmc", "paper_cts", "paper_cts_no_mmc_horizon", _HORIZON), (
              Claim("combination_progresses", "paper", "the bonus with MMC makes progress where DQN does not",
-                   ("paper_cts", "dqn"), "success_rate", "sign_flip"),
+                   ("paper_cts", "dqn"), "score", "sign_flip", second_reading=(_HORIZON, "dqn")),
              Claim("mmc_alone_no_progress", "paper", "MMC alone makes no progress over DQN",
-                   ("dqn_mmc", "dqn"), "success_rate", "equivalence", "equal", 0.1),
+                   ("dqn_mmc", "dqn"), "score", "equivalence", "equal", SCORE_MARGIN),
              Claim("bonus_alone_no_progress", "paper", "the bonus without MMC makes no progress over DQN",
-                   ("paper_cts_no_mmc", "dqn"), "success_rate", "equivalence", "equal", 0.1),
-         ), scope="DeepSea-14, 3,000 episodes per run; the bonus model is CTS (the paper's PixelCNN cannot count "
-                  "DeepSea's cells)"),
-    Plan("09", "Fig. 12", "The PG scale c in c n^-1/2 PG (c = 0.1, 1, 10) leaves results fairly robust; a larger c "
-         "explores harder and peaks sooner (Fig. 12).",
-         ("c0.1", "c1", "c10", "kit_constant_c"), (14,), 3_000, VERDICT_SEEDS, (
+                   ("paper_cts_no_mmc", "dqn"), "score", "equivalence", "equal", SCORE_MARGIN,
+                   second_reading=("paper_cts_no_mmc_horizon", "dqn")),
+         ), _PART + "; the bonus model is CTS (the paper's PixelCNN cannot count DeepSea's cells)"),
+    _plan("09", "Fig. 12", "The PG scale c in c n^-1/2 PG (c = 0.1, 1, 10) leaves results fairly robust; a larger c "
+          "explores harder and peaks sooner (Fig. 12).",
+          ("c0.1", "c1", "c10", "kit_constant_c"), (
              Claim("robust_c1", "paper", "c = 1 does as well as c = 0.1 (fairly robust)", ("c1", "c0.1"),
-                   "success_rate", "equivalence", "equal", 0.2, note=RUN_WITH_CTS),
+                   "score", "equivalence", "equal", SCORE_MARGIN, note=RUN_WITH_CTS),
              Claim("robust_c10", "paper", "c = 10 does as well as c = 0.1 (fairly robust)", ("c10", "c0.1"),
-                   "success_rate", "equivalence", "equal", 0.2, note=RUN_WITH_CTS),
+                   "score", "equivalence", "equal", SCORE_MARGIN, note=RUN_WITH_CTS),
              Claim("larger_c_sooner", "paper", "a larger c finds the reward sooner", ("c10", "c0.1"),
                    "first_success_episode", "sign_flip", "less", note=RUN_WITH_CTS),
-             Claim("constant_c_helps", "kit", "does c = 0.1 held constant (the kit's form) solve more often than "
-                   "c = 0.1 n^-1/2?", ("kit_constant_c", "c0.1"), "success_rate", "sign_flip"),
-         ), scope="DeepSea-14, 3,000 episodes per run; " + RUN_WITH_CTS + "; the PG of CTS scaled by c n^-1/2 "
-                  "with bonus scale 1, the form of Fig. 12"),
-    Plan("10", "Fig. 13", "An agent trained on the intrinsic reward alone explores, and on some games scores "
-         "(Fig. 13).",
-         ("paper_cts_intrinsic", "dqn"), (14,), 3_000, VERDICT_SEEDS, (
+             Claim("constant_c_helps", "kit", "does c = 0.1 held constant (the kit's form) score higher than "
+                   "c = 0.1 n^-1/2?", ("kit_constant_c", "c0.1"), "score", "sign_flip"),
+         ), _PART + "; " + RUN_WITH_CTS + "; the PG of CTS scaled by c n^-1/2 with bonus scale 1, the form of Fig. 12"),
+    _plan("10", "Fig. 13", "An agent trained on the intrinsic reward alone explores, and on some games scores "
+          "(Fig. 13).",
+          ("paper_cts_intrinsic", "dqn"), (
              Claim("intrinsic_explores", "paper", "the intrinsic reward alone explores more than DQN",
                    ("paper_cts_intrinsic", "dqn"), "coverage", "sign_flip"),
              Claim("intrinsic_finds_reward", "paper", "the intrinsic-only agent finds the reward more often than "
@@ -202,8 +673,12 @@ PLANS: dict[str, Plan] = {p.notebook: p for p in (
              Claim("intrinsic_scores", "paper", "the intrinsic-only agent scores", ("paper_cts_intrinsic",), "",
                    "not_testable", note="DeepSea tests exploring, not scoring: both actions of the last row end on "
                                         "the same empty frame, so the bonus cannot reward taking the +1"),
-         ), scope="DeepSea-14, 3,000 episodes per run"),
+         ), "DeepSea-{sizes} at {caps} episodes, every run to its cap (coverage is read over the whole run)",
+          stop_when_solved=False),
 )}
+for _p in PLANS.values():  # the scope names the design's sizes and caps
+    object.__setattr__(_p, "scope", _p.scope.format(sizes=", ".join(map(str, _p.sizes)),
+                                                     caps=", ".join(f"{e:,}" for e in _p.episodes)))
 
 #: notebook -> the key :mod:`pcnn_explore.experiments.agents.deep_sea_figures` uses
 NOTEBOOK_FIGURES = {"07": "fig5", "08": "fig11", "09": "fig12", "10": "fig13"}
