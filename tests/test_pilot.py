@@ -202,3 +202,20 @@ def test_a_sweep_refuses_a_line_set_per_size(capsys, tmp_path):
     out = str(tmp_path / "s")
     assert main(["sweep", "--envs", "DeepSea-10-v0", "--lines", "paper_cts_horizon", "--out", out, "--dry-run"]) == 2
     assert "line 'paper_cts_horizon' sets bonus_scale per DeepSea size" in capsys.readouterr().err
+
+
+def test_rerender_keeps_a_stored_study_decided_where_the_new_plan_lacks_the_seeds(tmp_path):
+    # 09's "c = 1 does as well as c = 0.1" is declared not testable for the new design (too few seeds at
+    # DeepSea-10); the shipped 401-410 runs are decided again on their own values, never "on this task"
+    import json
+    import shutil
+    from pathlib import Path
+
+    from pcnn_explore.report.rerender import rerender
+
+    shutil.copytree(Path(__file__).resolve().parents[1] / "docs" / "study-report", tmp_path, dirs_exist_ok=True)
+    rerender(tmp_path)
+    claims = json.loads((tmp_path / "09_pg_scale" / "metrics.json").read_text())["claims"]
+    assert pre.PLANS["09"].claim("robust_c1").reason == "too few seeds"
+    assert claims["robust_c1"]["reason"] != "not testable on this task"
+    assert claims["robust_c1"]["test"] == "sign_flip_tost"  # decided by its TOST on the stored values

@@ -122,7 +122,8 @@ def _agent_claim(name: str, key: str, c: Mapping, control: list[float] | None) -
     test = str(c.get("test") or "")
     head = {k: c[k] for k in ("kind", "claim", "lines", "labels", "quantity", "margin", "note", "chance") if k in c}
     plan = _plan_claim(name, key)
-    if test == "not_testable" or (plan is not None and plan.test == "not_testable"):
+    # (a plan's "too few seeds", its power analysis for its own design, says nothing of stored runs of another)
+    if test == "not_testable" or (plan is not None and plan.test == "not_testable" and plan.reason == "on this task"):
         # the plan's why first (a claim the plan made not testable after its run keeps a stale note); the
         # stored per-seed values stay, deciding nothing
         why = str((plan.note if plan is not None else "") or c.get("note") or "the task cannot test it")
