@@ -229,9 +229,10 @@ def test_record_says_what_its_bonus_numbers_are(run, tmp_path, capsys):
                  "--max-steps", "8"]) == 0
     text = capsys.readouterr().out
     assert text.count("\n") == 1 and "mean bonus " in text
+    # the run trained with the CTS bonus in the paper's form: record takes that form from its checkpoint
     assert ("; the bonus is r+ = beta PC^-1/2 per recorded frame, in reward units, unclipped (training clips "
-            "r + r+ to [-1, 1]), cts with record's form c = 0.1 n^-1/2, beta = 1 (--pg-scale, --pg-schedule); "
-            "train --bonus cts runs the paper's form, c = 1 constant, beta = 0.05; mean bonus ") in text
+            "r + r+ to [-1, 1]); bonus form: cts, c = 1 constant, beta = 0.05 (the checkpoint's: its run trained "
+            "with this form); mean bonus ") in text
 
 
 def test_pg_scale_help_gives_each_models_auto_form(capsys):

@@ -244,18 +244,15 @@ def test_no_paper_claim_of_the_shipped_report_agrees_from_two_lines_that_do_not_
 
 def test_no_claim_of_the_shipped_report_is_decided_on_fewer_than_6_seeds():
     _, metrics = _shipped()
-    few = 0
     for name, m in metrics.items():
         for key, c in _claim_records(m).items():
             n = int(c.get("n_per_line") or len(c.get("values") or []) or 0)
             word = c.get("verdict") or c.get("word")
             if word in _DECIDED:
                 assert n >= MIN_SEEDS, (name, key, n, word)
-            elif 0 < n < MIN_SEEDS:
-                few += 1
+            elif 0 < n < MIN_SEEDS:  # (the density notebooks not yet re-run on their 701+ seeds: 3 seeds each)
                 assert word == "not testable" and c.get("reason") == "too few seeds at this profile", (name, key)
                 assert c["sentence"].startswith("not testable: too few seeds at this profile"), (name, key)
-    assert few >= 20  # the density notebooks' 3-seed claims all say so
 
 
 def test_the_shipped_first_screen_answers():
