@@ -133,6 +133,7 @@ def test_train_stream_follows_order_and_evaluates_on_schedule():
 
 # -- settings of the experiment modules: bad values are rejected before any stream or model ------
 from pcnn_explore.experiments.density import conv_cts, episode_spikes, lr_schedules, online_training, pg_montezuma, samples  # noqa: E402
+from pcnn_explore.experiments.density import density_verdicts as dv  # noqa: E402
 
 
 @pytest.mark.parametrize("module, cls, overrides, words", [
@@ -198,7 +199,9 @@ def test_online_training_summary_by_hand():
     c = online_training.comparison(r)
     assert c["area"] == {"online": 325.0, "permutation": 300.0, "replacement": 360.0}
     runs = _seeded(r, SIX)
-    assert online_training.verdict(runs).startswith("not testable at this profile: smoke runs check the plumbing only (")
+    # a smoke run decides nothing, whatever its numbers: not testable, with its reason
+    assert online_training.verdict(runs).startswith(
+        "not testable: too few seeds at this profile (smoke runs check the plumbing only) (")
     for run in runs:
         run.settings = online_training.OnlineTrainingSettings.preset("study", seed=run.settings.seed)
     # the same curves on every seed: no spread, so no t interval of width 0; the exact sign flip decides, and 6
@@ -210,8 +213,18 @@ def test_online_training_summary_by_hand():
         "replacement progress": "differs", "replacement stability": "agrees"}
     assert claims["replacement progress"].interval == pytest.approx((360 / 325 - 1, 360 / 325 - 1))
     assert claims["permutation stability"].estimate == pytest.approx(-20 / 325)
-    assert online_training.verdict(runs).startswith("partly over 6 seeds: permutation progress: agrees: ")
-    assert online_training.verdict(runs[:1]).startswith("not testable at this profile: 1 seed(s), a claim needs 3")
+    # TOST over 6 identical pairs: both one-sided sign flips reach their smallest p, 2^-6; replacement's area
+    # lies above the margin on every seed, so its claimed side has p = 1 and the opposite side 2^-6 (differs)
+    assert [claims[k].p_value for k in claims] == [2 ** -6, 2 ** -6, 1.0, 2 ** -6]
+    assert {v.test for v in claims.values()} == {"sign_flip_tost"} and {v.n for v in claims.values()} == {6}
+    # three agree and one differs: the notebook's word is mixed (0.3; partly is for agrees with none differing)
+    assert online_training.verdict(runs).startswith("mixed over 6 seeds: permutation progress: agrees: ")
+    # 5 seeds: 2^-5 = 0.031 > 0.025, no claim can be decided, so neither can the notebook
+    five = online_training.claims(runs[:5])
+    assert {(v.word, v.reason) for v in five.values()} == {("not testable", "too few seeds at this profile")}
+    assert online_training.verdict(runs[:5]).startswith(
+        "not testable: too few seeds at this profile (5 seeds, a claim needs 6) (")
+    assert online_training.verdict(runs[:1]).startswith("not testable: too few seeds at this profile (")
     summary = online_training.summary(runs)
     assert summary["seeds"] == list(SIX) and summary["heldout_area_online_nats_per_seed"] == [325.0] * 6
     assert summary["worst_heldout_increase_online_nats_per_seed"] == [20.0] * 6
@@ -227,20 +240,37 @@ def test_lr_schedule_ranking_by_hand():
     assert r.best_per_schedule() == {"constant": (1e-3, 100.0), "inverse": (1.0, 300.0), "inverse_sqrt": (0.1, 110.0)}
     assert r.ranking() == ["constant", "inverse_sqrt", "inverse"]
     runs = _seeded(r, SIX)
-    # the same losses on every seed (6: the exact sign flip decides where nothing spreads, p = 2^-6): named
-    # best 100 vs other runs' best 150; n^-1's best 300 vs 110; spreads:
+    # the same losses on every seed (6: the exact sign flip decides where nothing spreads, p = 2^-6); each
+    # named rate on its own against the best run of the rates the paper does not name, min(150, 300, cap) = 150:
+    # constant 1e-3 100 - 150 = -50, 0.1 n^-1/2 110 - 150 = -40; n^-1's best 300 vs max(100, 110): +190; spreads:
     # ln(worst / best): constant ln(150 / 100), n^-1 ln(3668.1 / 300) (the diverged run counts as a uniform
     # model, the cap); n^-1/2 has one rate: no spread
     claims = lr_schedules.claims(runs)
     assert {k: v.word for k, v in claims.items()} == {
-        "named rates best": "agrees", "n^-1 worst": "agrees", "constant more robust than inverse": "agrees"}
+        "constant 1e-3 lowest": "agrees", "0.1 n^-1/2 lowest": "agrees", "n^-1 worst": "agrees",
+        "constant more robust than inverse": "agrees"}
+    assert [claims[k].estimate for k in ("constant 1e-3 lowest", "0.1 n^-1/2 lowest", "n^-1 worst")] == pytest.approx(
+        [-50.0, -40.0, 190.0])
     assert claims["constant more robust than inverse"].estimate == pytest.approx(
         math.log(1.5) - math.log(1764 * math.log(8) / 300))
-    assert lr_schedules.verdict(runs).startswith("agrees over 6 seeds: named rates best: agrees: ")
+    assert {v.p_value for v in claims.values()} == {2 ** -6} and {v.test for v in claims.values()} == {"sign_flip"}
+    assert lr_schedules.verdict(runs).startswith("agrees over 6 seeds: constant 1e-3 lowest: agrees: ")
     assert "first seed: lowest loss with constant lr 0.001, schedules ranked constant < n^-1/2 < n^-1" in lr_schedules.verdict(runs)
     summary = lr_schedules.summary(runs)
     assert summary["final_loss_constant_0.001_nats"] == 100.0 and math.isnan(summary["final_loss_inverse_10_nats"])
     assert summary["final_loss_constant_0.01_nats_per_seed"] == [150.0] * 6
+    # 0.1 n^-1/2 ends above the best unnamed run (200 - 150 = +50 on every seed): that named rate differs on its
+    # own while constant 1e-3 still agrees, so the notebook is mixed; n^-1 worst: 300 - max(100, 200) = +100
+    final[("inverse_sqrt", 0.1)] = 200.0
+    claims = lr_schedules.claims(runs)
+    assert {k: v.word for k, v in claims.items()} == {
+        "constant 1e-3 lowest": "agrees", "0.1 n^-1/2 lowest": "differs", "n^-1 worst": "agrees",
+        "constant more robust than inverse": "agrees"}
+    assert claims["0.1 n^-1/2 lowest"].estimate == pytest.approx(50.0) and claims["0.1 n^-1/2 lowest"].p_value == 1.0
+    assert claims["n^-1 worst"].estimate == pytest.approx(100.0)
+    assert lr_schedules.verdict(runs).startswith("mixed over 6 seeds: constant 1e-3 lowest: agrees: ")
+    assert lr_schedules.verdict(runs[:5]).startswith(
+        "not testable: too few seeds at this profile (5 seeds, a claim needs 6) (")
 
 
 def test_pg_claims_by_hand():
@@ -249,7 +279,8 @@ def test_pg_claims_by_hand():
     r = pg_montezuma.PgResults(settings=s, pg={}, stats=stats, traces={}, episode_starts={"explorer": np.zeros(5, bool)},
                                steps=np.arange(5), rooms={"explorer": None}, location={},
                                static_fraction={"explorer": 0.3})
-    # cts: mean 10, median 6, diffs 4,6,4,24 -> variability 5/6, 0.99 quantile 29.04 -> 4.84; pixelcnn: mean 4.86,
+    # cts: mean 10, median 6, diffs 4,6,4,24 -> variability 5/6, 0.99 quantile 8 + 0.96 x 22 = 29.12 -> 29.12 / 6;
+    # pixelcnn: mean 4.86,
     # median 1.1, diffs .1,.1,.2,18.8 -> variability .15/1.1, 0.99 quantile 19.248 / 1.1 = 17.5
     assert stats["explorer"]["pixelcnn"]["peak_quantile"] == pytest.approx(19.248 / 1.1)
     runs = _seeded(r, SIX)
@@ -257,11 +288,21 @@ def test_pg_claims_by_hand():
         "lower PG": "agrees", "smoother": "agrees", "sharper peaks": "agrees"}
     assert pg_montezuma.verdict(runs).startswith("agrees over 6 seeds: lower PG: agrees: ")
     stats["explorer"]["pixelcnn"] = ds.pg_summary([10, 20, 10, 20, 21])
-    assert {k: v.word for k, v in pg_montezuma.claims(runs).items()} == {
+    # pixelcnn now: mean 16.2 (+6.2 over cts), diffs 10,10,10,1 -> variability 10 / 20 = 0.5 (5/6 - 0.5 below
+    # cts), 0.99 quantile 20 + 0.96 x 1 = 20.96 -> 20.96 / 20, below cts's 29.12 / 6
+    claims = pg_montezuma.claims(runs)
+    assert {k: v.word for k, v in claims.items()} == {
         "lower PG": "differs", "smoother": "agrees", "sharper peaks": "differs"}
-    assert pg_montezuma.verdict(runs).startswith("partly over 6 seeds: ")
+    assert [claims[k].estimate for k in claims] == pytest.approx([6.2, 0.5 - 5 / 6, 20.96 / 20 - 29.12 / 6])
+    # the claimed side of a difference against the claim has p = 1, its opposite 2^-6
+    assert [claims[k].p_value for k in claims] == [1.0, 2 ** -6, 1.0]
+    # one agrees and two differ: mixed (0.3; before it, partly)
+    assert pg_montezuma.verdict(runs).startswith("mixed over 6 seeds: lower PG: differs: ")
+    assert pg_montezuma.verdict(runs[:5]).startswith(
+        "not testable: too few seeds at this profile (5 seeds, a claim needs 6) (")
     runs[0].settings = pg_montezuma.PgSettings.preset("smoke")
-    assert pg_montezuma.verdict(runs).startswith("not testable at this profile: smoke runs check the plumbing only")
+    assert pg_montezuma.verdict(runs).startswith(
+        "not testable: too few seeds at this profile (smoke runs check the plumbing only) (")
 
 
 def test_device_setting_is_checked():
@@ -278,20 +319,32 @@ def test_device_setting_is_checked():
     assert s.model_kwargs("pixelcnn") == {"seed": 0, "device": "cpu"} and s.model_kwargs("cts") == {}
 
 
-def test_conv_cts_verdict_by_hand_is_at_best_partly():
+def test_conv_cts_verdict_by_hand_is_not_testable_on_this_task():
     s = conv_cts.ConvCTSSettings.preset("study", games=("Freeway",))
     table = {"Freeway": {"cts": {"heldout_loss": 120.0}, "convcts": {"heldout_loss": 110.0},
                          "pixelcnn": {"heldout_loss": 100.0}}}
     r = conv_cts.ConvCTSResults(settings=s, traces={}, table=table, rows={"Freeway": ("Freeway", "random")},
                                 static_fraction={"Freeway": 0.5})
     runs = _seeded(r, SIX)
-    # the same losses on every seed (6: the exact sign flip decides, p = 2^-6): every held-out ordering agrees,
-    # App. C's agent-score claim is not testable here, so the notebook says partly, never agrees
-    assert {k: v.word for k, v in conv_cts.claims(runs).items()} == {
-        "Freeway PixelCNN < CTS": "agrees", "Freeway ConvCTS < CTS": "agrees", "Freeway ConvCTS > PixelCNN": "agrees",
-        "App. C agent scores": "not testable at this profile"}
+    # the same losses on every seed (6: the exact sign flip decides, p = 2^-6): every held-out ordering agrees
+    # (100 - 120 = -20, 110 - 120 = -10, 110 - 100 = +10), but these are the kit's reading; App. C's one paper
+    # claim rests on agent scores and is not testable on this task, so the notebook's word is not testable on
+    # this task, never agrees or partly however the held-out losses fall
+    claims = conv_cts.claims(runs)
+    assert {k: (v.word, v.reason) for k, v in claims.items()} == {
+        "App. C agent scores": ("not testable", "not testable on this task"), "Freeway PixelCNN < CTS": ("agrees", ""),
+        "Freeway ConvCTS < CTS": ("agrees", ""), "Freeway ConvCTS > PixelCNN": ("agrees", "")}
+    assert [claims[k].estimate for k in list(claims)[1:]] == [-20.0, -10.0, 10.0]
+    assert [claims[k].p_value for k in list(claims)[1:]] == [2 ** -6] * 3
+    records = dv.claim_records(claims, kit=dv.conv_cts_kit(claims))
+    assert {k: r["kind"] for k, r in records.items()} == {
+        "App. C agent scores": "paper", "Freeway PixelCNN < CTS": "kit", "Freeway ConvCTS < CTS": "kit",
+        "Freeway ConvCTS > PixelCNN": "kit"}
     line = conv_cts.verdict(runs)
-    assert line.startswith("partly over 6 seeds: Freeway PixelCNN < CTS: agrees: ")
-    assert "App. C agent scores: not testable at this profile: App. C's claim" in line and conv_cts.CANNOT_DECIDE in line
+    assert line.startswith("not testable on this task over 6 seeds: App. C agent scores: not testable on this task: "
+                           "App. C's claim")
+    assert "; kit, Freeway PixelCNN < CTS: agrees: " in line and conv_cts.CANNOT_DECIDE in line
+    assert "this notebook's word is not testable" in line and "partly" not in line  # the note names the word it gets
     table["Freeway"]["pixelcnn"]["heldout_loss"] = 130.0  # PixelCNN worst: its accuracy advantage is not there
-    assert conv_cts.verdict(runs).startswith("partly over 6 seeds: Freeway PixelCNN < CTS: differs: ")
+    line = conv_cts.verdict(runs)
+    assert line.startswith("not testable on this task over 6 seeds: ") and "; kit, Freeway PixelCNN < CTS: differs: " in line

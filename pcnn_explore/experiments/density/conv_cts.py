@@ -142,7 +142,8 @@ PAPER = {
 #: what the density-level verdict cannot decide (see the module docstring)
 CANNOT_DECIDE = ("density level only: held-out loss tests the accuracy ordering App. C's explanation implies; "
                  "whether the convolution explains part of the agents' advantage (App. C's evidence, Fig. 14) "
-                 "is not testable here, so this notebook's word is at best partly")
+                 "is not testable on this task, so this notebook's word is not testable; the ordering is the kit's "
+                 "reading and never makes it")
 
 
 def claims(runs: list[ConvCTSResults]) -> dict:

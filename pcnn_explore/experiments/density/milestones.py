@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 
 from pcnn_explore.experiments.density.density_verdicts import qualitative
-from pcnn_explore.verdicts import NOT_TESTABLE, TOO_FEW_SEEDS
+from pcnn_explore.verdicts import NOT_TESTABLE, TOO_FEW_SEEDS, not_testable
 
 __all__ = ["PEAK_RATIO", "TOP_SHARE", "PAPER", "CLAIM", "verdict", "claim_records", "summary"]
 
@@ -56,7 +56,7 @@ def claim_records(verdict_text: str, ratio: float | None, density_model: str = "
 def verdict(s: dict, profile: str, compare: dict | None = None) -> str:
     """The qualitative verdict (see the module docstring) of one episode summary ``s``."""
     if s.get("first_room_change_step") is None:
-        return "not testable at this profile: the episode has no room change"
+        return f"{not_testable(TOO_FEW_SEEDS, 'one recorded episode, no seeds')}: the episode has no room change"
     ratio, rank, n = s["room_change_to_median"], s["first_room_change_rank"], s["n_frames"]
     name = s["density_model"]
     detail = (f"{name} bonus at room changes {ratio:.2f}x the median; the first room change "
