@@ -31,7 +31,7 @@ import torch.nn.functional as F
 
 from pcnn_explore.names import LEARN_STEPS, OPTIMIZERS
 from pcnn_explore.agents.networks import make_q_network
-from pcnn_explore.agents.replay import check_batch
+from pcnn_explore.agents.transitions import check_batch
 from pcnn_explore.agents.returns import check_unit as _check_unit, discounted_returns, mixed_mc_target
 
 __all__ = ["discounted_returns", "mixed_mc_target", "DQNAgent", "OPTIMIZERS", "LEARN_STEPS"]

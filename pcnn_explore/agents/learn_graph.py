@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import torch
 
-from pcnn_explore.agents.replay import DeviceBatch, gather_stacks
+from pcnn_explore.agents.transitions import DeviceBatch, gather_stacks
 
 __all__ = ["LearnGraph"]
 

@@ -47,7 +47,7 @@ import importlib.util
 import numba  # noqa: F401  (this step exists only compiled: without numba it does not import, and DQNAgent says so)
 import numpy as np
 
-from pcnn_explore.agents.replay import check_batch
+from pcnn_explore.agents.transitions import check_batch
 from pcnn_explore.jit import njit
 
 

@@ -37,7 +37,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from pcnn_explore.agents.replay import check_reward
+from pcnn_explore.agents.transitions import check_reward
 from pcnn_explore.envs import auto_network
 from pcnn_explore.run.closing import RunClosing
 from pcnn_explore.run.config import TrainConfig
