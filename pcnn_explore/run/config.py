@@ -213,17 +213,37 @@ class TrainConfig(ExperimentSettings):
                 self.mapping_seed = DEFAULT_MAPPING_SEED if self.mapping_seed is None else self.mapping_seed
                 self.mapping_rule = DEFAULT_MAPPING_RULE if self.mapping_rule is None else self.mapping_rule
         if self.learn_step is None:
-            self.learn_step = "numpy" if self._numpy_step_misfit() is None else "torch"
-            missing = numpy_step_missing() if self.learn_step == "numpy" else None
-            if missing is not None:
-                self.learn_step = "torch"
-                if not _FALLBACK_SAID:
-                    _FALLBACK_SAID.append(missing)
-                    print(f"pcnn-explore: warning: {missing.replace(' ', ' and ')} "
-                          f"{'are' if ' ' in missing else 'is'} not installed, so DQN learns with the torch step "
-                          f"(learn_step auto); pip install {missing} gives the numpy step, several times faster on "
-                          "DeepSea's MLP", file=sys.stderr, flush=True)
+            self.learn_step = self._auto_learn_step()
         self.validate()
+
+    def _auto_learn_step(self) -> str:
+        """learn_step auto: numpy where DQN's numpy step applies and its packages are installed (else torch,
+        said once per process where only the packages are missing)."""
+        if self._numpy_step_misfit() is not None:
+            return "torch"
+        missing = numpy_step_missing()
+        if missing is None:
+            return "numpy"
+        if not _FALLBACK_SAID:
+            _FALLBACK_SAID.append(missing)
+            print(f"pcnn-explore: warning: {missing.replace(' ', ' and ')} "
+                  f"{'are' if ' ' in missing else 'is'} not installed, so DQN learns with the torch step "
+                  f"(learn_step auto); pip install {missing} gives the numpy step, several times faster on "
+                  "DeepSea's MLP", file=sys.stderr, flush=True)
+        return "torch"
+
+    def _validate_learn_step(self) -> None:
+        """SettingError where learn_step numpy cannot run: the agent does not fit it, or its packages are missing."""
+        if self.learn_step != "numpy":
+            return
+        misfit = self._numpy_step_misfit()
+        if misfit is not None:
+            raise SettingError(f"{{learn_step}} numpy is the MLP's step with Adam on the CPU for DQN: {misfit}; "
+                               "set {learn_step} torch (or auto)")
+        missing = numpy_step_missing()
+        if missing is not None:
+            raise SettingError(f"{{learn_step}} numpy needs {missing.replace(' ', ' and ')}, not installed here: "
+                               f"pip install {missing}, or set {{learn_step}} torch (or auto)")
 
     def _numpy_step_misfit(self) -> str | None:
         """None where DQN's numpy learn step applies (:mod:`pcnn_explore.agents.mlp_step`), else why not."""
@@ -292,14 +312,7 @@ class TrainConfig(ExperimentSettings):
                                "{scored_frame} next_state "
                                f"(here: bonus {self.bonus}, agent {self.agent}, scored frame {self.scored_frame}): "
                                "set {novelty_epsilon} 0 or change those")
-        misfit = self._numpy_step_misfit() if self.learn_step == "numpy" else None
-        if misfit is not None:
-            raise SettingError(f"{{learn_step}} numpy is the MLP's step with Adam on the CPU for DQN: {misfit}; "
-                               "set {learn_step} torch (or auto)")
-        missing = numpy_step_missing() if self.learn_step == "numpy" else None
-        if missing is not None:
-            raise SettingError(f"{{learn_step}} numpy needs {missing.replace(' ', ' and ')}, not installed here: "
-                               f"pip install {missing}, or set {{learn_step}} torch (or auto)")
+        self._validate_learn_step()
         self._validate_env_fit()
         if not isinstance(self.device, str) or not (self.device == "cpu" or self.device.startswith("cuda")
                                                      or self.device == "mps"):
