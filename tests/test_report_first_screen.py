@@ -45,7 +45,27 @@ def test_a_row_gives_the_first_paper_claims_number_interval_n_and_why():
     assert row.word == "inconclusive"
     assert row.reason == ("1 inconclusive, 1 not testable of 2 paper claims; not testable: the lines do not move; "
                           "undecided: one-sided p = 0.0625 > 0.025")
-    assert notebook_row("99_x", m, "agrees").reason == ""  # no reason where the word is agrees
+    # an agrees that leaves claims out says which; none where every paper claim agrees
+    assert notebook_row("99_x", m, "agrees").reason == row.reason
+    m["claims"] = {k: {**r, "verdict": "agrees"} for k, r in m["claims"].items()}
+    assert notebook_row("99_x", m, "agrees").reason == ""
+
+
+def test_a_row_skips_paper_claims_that_give_no_number():
+    # 09's first two claims need more seeds than its budget runs: not testable, no number
+    not_powered = "not testable: too few seeds at this profile (needs 88 per line, power 0.17 with 40 seeds)"
+    m = {"profile": "study", "claims": {
+        "robust": {"kind": "paper", "claim": "c = 1 does as well as c = 0.1", "verdict": "not testable",
+                   "sentence": not_powered},
+        "sooner": _record("agrees", [100.0] * 8, [300.0] * 8, 0.004, "agrees: ...", claim="a larger c finds it sooner")}}
+    row = notebook_row("99_x", m, "agrees")
+    assert row.number == ("a larger c finds it sooner: success rate difference 0.25 (share of episodes), 95% [0.1, 0.4], "
+                          "n = 8 seeds")
+    assert row.reason == "1 not testable, 1 agrees of 2 paper claims; not testable: too few seeds at this profile"
+    # none gives a number: the row keeps the first paper claim, with no number, and its reason
+    del m["claims"]["sooner"]
+    row = notebook_row("99_x", m, "not testable")
+    assert row.number == "" and row.reason == "not testable: too few seeds at this profile"
 
 
 def test_the_first_paper_claim_is_the_first_made_not_the_first_in_alphabetical_order(tmp_path):

@@ -61,7 +61,7 @@ class Row:
     """One notebook on the first screen (every field plain text)."""
     name: str  # the notebook's stem
     paper: str  # the paper's sentence, in about 15 words
-    number: str  # this kit's number for its first paper claim, with the interval and n (14: its scores)
+    number: str  # this kit's number for its first paper claim that has one, with interval and n (14: scores)
     word: str  # the notebook's verdict word, "failed", "no verdict", or SCORES (14)
     reason: str  # one line wherever word is not "agrees"; "" where it is
 
@@ -115,14 +115,14 @@ def _short(reason: str, words: int = 14) -> str:
 
 
 def reason_line(word: str, claims: Sequence[Claim], sentence: str = "") -> str:
-    """One line saying why a notebook's word is not ``agrees``: the reasons of its paper claims that
-    are not testable, the p of those undecided (above :data:`LEVEL`), the claims that differ; "" for
-    ``agrees``."""
-    if word == "agrees":
-        return ""
+    """One line saying why a notebook's word is not ``agrees``, or what its ``agrees`` leaves out: the
+    reasons of its paper claims that are not testable, the p of those undecided (above :data:`LEVEL`),
+    the claims that differ; "" where every paper claim agrees."""
     if word == "failed":
         return sentence.splitlines()[0] if sentence else "the notebook failed"
     paper = [c for c in claims if c.kind == "paper"] or list(claims)
+    if word == "agrees" and all(c.word == "agrees" for c in paper):
+        return ""
     if not paper:
         return "the notebook records no claim"
     parts = []
@@ -167,8 +167,9 @@ def _both_readings(name: str, metrics: Mapping, claim: str) -> str:
 def notebook_row(name: str, metrics: Mapping | None, word: str, sentence: str = "") -> Row:
     """The first-screen row of notebook ``name`` with its verdict ``word`` (and the sentence behind
     it, e.g. a failure's error): 14's scores in place of a word (:func:`deep_sea_scores`), else the
-    first paper claim's number (:func:`claim_number`) and :func:`reason_line`. The first paper claim
-    is the first the notebook made, whatever metrics.json's sorted keys say: :func:`claims_of` orders
+    number of the first paper claim that has one (:func:`claim_number`; a claim not testable for want
+    of seeds may have none) and :func:`reason_line`. The first paper claim is the first the notebook
+    made, whatever metrics.json's sorted keys say: :func:`claims_of` orders
     the records by their own ``order`` (the density notebooks write it), else by the notebook's plan."""
     metrics = metrics if isinstance(metrics, Mapping) else {}
     paper = metrics.get("paper") if isinstance(metrics.get("paper"), Mapping) else {}
@@ -178,12 +179,14 @@ def notebook_row(name: str, metrics: Mapping | None, word: str, sentence: str = 
         if scores is not None:
             return Row(name, short, scores[0], SCORES, scores[1])
     claims = claims_of(name, metrics) if word != "failed" else []
-    first = next((c for c in claims if c.kind == "paper"), None)
+    made = [c for c in claims if c.kind == "paper"]
+    # the first paper claim that gives a number (09's first two are not testable, with none)
+    first = next((c for c in made if claim_number(c)), made[0] if made else None)
     number = claim_number(first) if first is not None else ""
     both = _both_readings(name, metrics, first.claim) if first is not None else ""
     if both:
         return Row(name, short, f"{first.claim}: {both}", word, reason_line(word, claims, sentence))
-    if first is not None and len([c for c in claims if c.kind == "paper"]) > 1 and number:
+    if first is not None and len(made) > 1 and number:
         number = f"{first.claim}: {number}"
     if not number:  # no paper claim gives one (06): the kit's first number, marked as the kit's
         kit = next((c for c in claims if c.kind == "kit" and claim_number(c)), None)

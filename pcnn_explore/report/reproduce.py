@@ -8,6 +8,7 @@ Usage::
     pcnn-explore reproduce --only 03                # only notebooks whose name contains "03"
     pcnn-explore reproduce --only "0[1-3]_*"        # or a glob on the file name
     pcnn-explore reproduce --rerender docs/study-report   # no runs: verdicts decided again from stored metrics
+    pcnn-explore reproduce --rerender docs/study-report --take /tmp/study-08   # ship a re-run of one notebook
 
 Every ``NN_*.ipynb`` notebook shipped with the package (``notebooks/`` in a checkout; two digits,
 an underscore, a name) runs in order with papermill (kernel ``python3``, working directory
@@ -318,6 +319,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="run no notebook: decide every verdict of the report in DIR again from its stored "
                              "metrics.json under the current rules and write DIR/index.html and index.json again "
                              "(pcnn_explore.report.rerender)")
+    parser.add_argument("--take", metavar="RUN", default=None,
+                        help="with --rerender: first take the notebooks of the report in RUN (a reproduce --out RUN "
+                             "of some notebooks) into DIR, their folders and records (time, commit) replacing "
+                             "DIR's (pcnn_explore.report.rerender.take)")
     parser.add_argument("--compact", action="store_true",
                         help="keep a report small enough to ship: drop each notebook's training runs and executed "
                              ".ipynb after it ran (its HTML keeps cells and outputs) and store its figures with a "
@@ -327,10 +332,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run_cli(args: argparse.Namespace) -> int:
     import sys
 
+    if getattr(args, "take", None) and not getattr(args, "rerender", None):
+        print("pcnn-explore reproduce: error: --take RUN needs --rerender DIR, the report to take it into",
+              file=sys.stderr)
+        return 2
     if getattr(args, "rerender", None):
-        from pcnn_explore.report.rerender import rerender
+        from pcnn_explore.report.rerender import rerender, take
 
         try:
+            if getattr(args, "take", None):
+                print("took " + ", ".join(take(args.take, args.rerender)) + f" into {args.rerender}")
             changes = rerender(args.rerender)
         except (FileNotFoundError, ValueError) as exc:
             print(f"pcnn-explore reproduce: error: {exc}", file=sys.stderr)

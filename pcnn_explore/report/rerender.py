@@ -9,6 +9,8 @@ metrics.json; the index shows it in the notebook's section and :func:`rerender` 
 ("verdict changed under the 0.3 rules: was partly, now not testable because ..."), which it also
 writes into ``DIR/README.md`` between :data:`MARK_BEGIN` and :data:`MARK_END` when the README holds
 them. The notebooks' own HTML renderings are left as they ran: they show the verdict of their time.
+``--take RUN`` (:func:`take`) first brings a new run's notebooks into the report, folders and
+index.json records (its time and commit) alike, so a notebook re-run on its own ships by one command.
 
 Per notebook (:func:`redecide`): the density notebooks (00-06) from their ``*_per_seed`` summary
 values through :mod:`pcnn_explore.experiments.density.density_verdicts`; 11 (one recorded episode)
@@ -44,7 +46,7 @@ from pcnn_explore.verdicts import (
     word_of,
 )
 
-__all__ = ["rerender", "redecide", "RULES", "MARK_BEGIN", "MARK_END"]
+__all__ = ["rerender", "take", "redecide", "RULES", "MARK_BEGIN", "MARK_END"]
 
 #: the rules a re-render decides under
 RULES = "0.3"
@@ -304,6 +306,54 @@ def redecide(name: str, metrics: Mapping) -> dict | None:
     else:
         metrics.pop("rerendered", None)
     return metrics
+
+
+def take(run: str | Path, out: str | Path) -> list[str]:
+    """Take the notebooks of the report in ``run`` (a ``pcnn-explore reproduce --out RUN`` of one or
+    more notebooks) into the report in ``out``: each finished notebook's folder replaces the one in
+    ``out`` and its index.json record (time, commit, profile) replaces the one there; return the names
+    taken. Everything is checked before anything is written: ValueError for a run of another profile,
+    a failed notebook or a folder missing; FileNotFoundError for a folder with no index.json. A
+    folder is copied beside its place and swapped in, so a report is never left half-written."""
+    import shutil
+
+    from pcnn_explore.report import index
+
+    run, out = Path(run), Path(out)
+    for folder in (run, out):
+        if not (folder / index.RECORDS).is_file():
+            raise FileNotFoundError(f"{folder / index.RECORDS} does not exist: --take and --rerender each need a report "
+                                    "made by pcnn-explore reproduce")
+    new = json.loads((run / index.RECORDS).read_text())
+    stored = json.loads((out / index.RECORDS).read_text())
+    records = [r for r in new.get("notebooks", []) if isinstance(r, dict) and "name" in r]
+    if not records:
+        raise ValueError(f"{run / index.RECORDS} records no notebook: nothing to take")
+    if new.get("profile") != stored.get("profile"):
+        raise ValueError(f"{run} is a {new.get('profile')!r} run and {out} a {stored.get('profile')!r} report: take "
+                         "runs of the report's own profile")
+    for r in records:
+        if r.get("status") != "ok":
+            raise ValueError(f"{r['name']} failed in {run} ({r.get('error') or 'no error recorded'}): run it again "
+                             "before taking it into the report")
+        if not (run / (r.get("output_dir") or r["name"]) / "metrics.json").is_file():
+            raise ValueError(f"{run / (r.get('output_dir') or r['name'])} holds no metrics.json: take a finished run")
+    for r in records:
+        source, target = run / (r.get("output_dir") or r["name"]), out / r["name"]
+        staged, old = out / f".{r['name']}.taking", out / f".{r['name']}.old"
+        for leftover in (staged, old):
+            shutil.rmtree(leftover, ignore_errors=True)
+        shutil.copytree(source, staged)
+        if target.exists():
+            target.rename(old)
+        staged.rename(target)
+        shutil.rmtree(old, ignore_errors=True)
+    taken = {r["name"]: {**r, "output_dir": r["name"],
+                         "html": f"{r['name']}/{Path(r['html']).name}" if r.get("html") else None} for r in records}
+    kept = [r for r in stored.get("notebooks", []) if r.get("name") not in taken]
+    stored["notebooks"] = sorted(kept + list(taken.values()), key=lambda r: r["name"])
+    write_text_atomic(out / index.RECORDS, json.dumps(stored, indent=1) + "\n")
+    return sorted(taken)
 
 
 def rerender(out: str | Path) -> list[str]:

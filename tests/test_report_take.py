@@ -1,0 +1,90 @@
+"""``pcnn-explore reproduce --rerender DIR --take RUN`` ships a notebook re-run on its own: its folder
+and its index.json record (time, commit) replace the report's, checked whole before anything is
+written, and the verdicts are decided again."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pcnn_explore import cli
+from pcnn_explore.report.rerender import take
+
+
+def _report(folder: Path, profile: str, notebooks: dict[str, dict]) -> Path:
+    """A report folder as reproduce writes it: index.json and, per notebook, its folder."""
+    records = []
+    for name, rec in notebooks.items():
+        nb = folder / name
+        nb.mkdir(parents=True)
+        (nb / "metrics.json").write_text(json.dumps({"profile": profile, "tag": rec["tag"]}))
+        (nb / f"{name}.html").write_text(f"<p>{rec['tag']}</p>")
+        records.append({"name": name, "status": rec.get("status", "ok"), "seconds": rec["seconds"], "error": None,
+                        "failed_cell": None, "html": f"{name}/{name}.html", "output_dir": name, "profile": profile,
+                        "commit": rec["commit"]})
+    (folder / "index.json").write_text(json.dumps({"profile": profile, "notebooks": records}))
+    return folder
+
+
+def _index(folder: Path) -> dict[str, dict]:
+    return {r["name"]: r for r in json.loads((folder / "index.json").read_text())["notebooks"]}
+
+
+def test_take_replaces_the_notebooks_folder_and_record_and_keeps_the_others(tmp_path):
+    out = _report(tmp_path / "report", "study", {"08_b": {"tag": "old", "seconds": 115.0, "commit": "aaa"},
+                                                  "09_c": {"tag": "kept", "seconds": 139.0, "commit": "aaa"}})
+    (out / "08_b" / "stale.png").write_bytes(b"x")  # a figure of the old run that the new run does not make
+    run = _report(tmp_path / "run", "study", {"08_b": {"tag": "new", "seconds": 700.5, "commit": "bbb"},
+                                               "07_a": {"tag": "first", "seconds": 1300.0, "commit": "bbb"}})
+    assert take(run, out) == ["07_a", "08_b"]
+    records = _index(out)
+    assert list(records) == ["07_a", "08_b", "09_c"]  # in the notebooks' order
+    assert (records["08_b"]["seconds"], records["08_b"]["commit"]) == (700.5, "bbb")
+    assert (records["09_c"]["seconds"], records["09_c"]["commit"]) == (139.0, "aaa")
+    assert json.loads((out / "08_b" / "metrics.json").read_text())["tag"] == "new"
+    assert not (out / "08_b" / "stale.png").exists()
+    assert (out / "07_a" / "07_a.html").read_text() == "<p>first</p>"
+    assert sorted(p.name for p in out.iterdir()) == ["07_a", "08_b", "09_c", "index.json"]  # nothing staged left
+
+
+@pytest.mark.parametrize("case, match", [
+    ("smoke", "'smoke' run and .* a 'study' report"),
+    ("failed", "08_b failed in .*run it again"),
+    ("no metrics", "holds no metrics.json"),
+])
+def test_take_refuses_a_run_it_cannot_ship_before_writing_anything(tmp_path, case, match):
+    out = _report(tmp_path / "report", "study", {"08_b": {"tag": "old", "seconds": 115.0, "commit": "aaa"}})
+    before = (out / "index.json").read_text()
+    run = _report(tmp_path / "run", "smoke" if case == "smoke" else "study",
+                  {"07_a": {"tag": "fine", "seconds": 1.0, "commit": "bbb"},
+                   "08_b": {"tag": "new", "seconds": 2.0, "commit": "bbb",
+                            "status": "failed" if case == "failed" else "ok"}})
+    if case == "no metrics":
+        (run / "08_b" / "metrics.json").unlink()
+    with pytest.raises(ValueError, match=match):
+        take(run, out)
+    assert (out / "index.json").read_text() == before
+    assert not (out / "07_a").exists() and json.loads((out / "08_b" / "metrics.json").read_text())["tag"] == "old"
+
+
+def test_take_needs_two_reports(tmp_path):
+    out = _report(tmp_path / "report", "study", {"08_b": {"tag": "old", "seconds": 1.0, "commit": "a"}})
+    with pytest.raises(FileNotFoundError, match="nothing/index.json does not exist"):
+        take(tmp_path / "nothing", out)
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "empty" / "index.json").write_text(json.dumps({"profile": "study", "notebooks": []}))
+    with pytest.raises(ValueError, match="records no notebook"):
+        take(tmp_path / "empty", out)
+
+
+def test_the_command_takes_then_decides_again(tmp_path, capsys):
+    # (a notebook "99" holds no claim the re-render decides: no verdict changes)
+    out = _report(tmp_path / "report", "study", {"99_b": {"tag": "old", "seconds": 1.0, "commit": "a"}})
+    run = _report(tmp_path / "run", "study", {"99_b": {"tag": "new", "seconds": 2.0, "commit": "b"}})
+    assert cli.main(["reproduce", "--take", str(run)]) == 2
+    assert "--take RUN needs --rerender DIR" in capsys.readouterr().err
+    assert cli.main(["reproduce", "--rerender", str(out), "--take", str(run)]) == 0
+    said = capsys.readouterr().out
+    assert f"took 99_b into {out}" in said and "0 notebook verdict(s) changed" in said
+    assert _index(out)["99_b"]["commit"] == "b" and (out / "index.html").is_file()
