@@ -237,9 +237,10 @@ def test_bad_settings_fail_before_any_run(tmp_path, given, match):
 
 
 @pytest.mark.parametrize("seeds, match", [
-    (tuple(range(401, 406)), "5 seeds cannot decide .* needs at least 6"),  # 2^-5 = 0.031 > 0.025
+    (tuple(range(701, 706)), "5 seeds cannot decide .* needs at least 6"),  # 2^-5 = 0.031 > 0.025
     (tuple(range(301, 311)), r"seeds \[301, 302, 303, 304, 305\] are tuning seeds"),
     ((0, 1, 2, 3, 4, 5, 6, 7, 8, 9), r"seeds \[0, 1, 2, 3, 4\] are tuning seeds"),
+    (tuple(range(405, 415)), r"seeds \[405, 406, 407, 408, 409, 410\] are seen seeds, pilot data now"),
 ])
 def test_the_study_profile_refuses_before_any_training(tmp_path, seeds, match):
     with pytest.raises(ValueError, match=match) as e:
@@ -264,7 +265,15 @@ def test_presets():
     cts = [x for x in specs if x.variant == "reactor_cts"][0]
     assert dict(cts.overrides) == {"tensorboard": False, "bonus_fraction": 0.25, "bonus_scale": 0.05,
                                    "intrinsic_only": False, "mmc_beta": 0.0, "novelty_epsilon": 0.0,
-                                   "pg_scale": 1.0, "pg_schedule": "constant", "scored_frame": "state"}
+                                   "pg_scale": 1.0, "pg_schedule": "constant", "scored_frame": "state",
+                                   "mapping_seed": 10701}
+    # each verdict seed on its own declared map (seed + 10,000); the smoke profile keeps bsuite's 42
+    assert [dict(x.overrides)["mapping_seed"] for x in specs if x.variant == "reactor"] == list(range(10701, 10721))
+    assert all("mapping_seed" not in dict(x.overrides) for x in rs.specs(rs.settings_for("smoke"), "/x"))
+    assert [dict(x.overrides)["mapping_seed"] for x in rs.specs(rs.settings_for("smoke", mapping_seed=5), "/x")
+            if x.variant == "reactor"] == [5, 5]
+    with pytest.raises(ValueError, match="mapping_seed must be a non-negative integer, 'per_seed'"):
+        rs.settings_for("smoke", mapping_seed=-1).check()
     assert cts.display == "Reactor-CTS" and rs.line_labels(("pixelcnn_pos_mmc",)) == {
         "pixelcnn_pos_mmc": "DQN-PixelCNN, position bias + MMC (kit)"}
 

@@ -25,14 +25,18 @@ __all__ = ["specs", "run", "run_values", "run_traces", "collect"]
 # ------------------------------------------------------------------------------------- runs
 def specs(settings: ReactorStudySettings, out_root: str | os.PathLike) -> list[RunSpec]:
     """One RunSpec per size x line x seed, under ``out_root/<env>/<line>_s<seed>``: the settings'
-    ``overrides`` with the line's own settings on top."""
+    ``overrides`` with the line's own settings on top, and the seed's ``mapping_seed`` where set
+    (:meth:`ReactorStudySettings.mapping_of`)."""
     out = []
     for n in settings.sizes:
         for v in settings.variants:
-            over = tuple(sorted({**dict(settings.overrides), **dict(LINES[v].overrides)}.items()))
-            out += [RunSpec(v, deep_sea_id(n), int(s), settings.steps(n), settings.profile,
-                            str(Path(out_root) / deep_sea_id(n) / f"{v}_s{s}"), over, v, LINES[v].display)
-                    for s in settings.seeds]
+            over = {**dict(settings.overrides), **dict(LINES[v].overrides)}
+            for s in settings.seeds:
+                mapping = settings.mapping_of(s)
+                fields = over if mapping is None else {**over, "mapping_seed": mapping}
+                out.append(RunSpec(v, deep_sea_id(n), int(s), settings.steps(n), settings.profile,
+                                   str(Path(out_root) / deep_sea_id(n) / f"{v}_s{s}"), tuple(sorted(fields.items())),
+                                   v, LINES[v].display))
     return out
 
 

@@ -7,7 +7,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from pcnn_explore.experiments.agents.preregistered import LEVEL, TUNING_SEEDS, VERDICT_SEEDS
+from pcnn_explore.experiments.agents.preregistered import (LEVEL, PER_SEED, PILOT_SEEDS, TUNING_SEEDS, VERDICT_SEEDS,
+                                                           mapping_for)
 from pcnn_explore.run.variants import check_variant, variant_agent
 from pcnn_explore.profiles import ExperimentSettings, check_profile
 from pcnn_explore.verdicts import seeds_needed
@@ -15,7 +16,8 @@ from pcnn_explore.experiments.agents.reactor_lines import LINES
 
 __all__ = ["STUDY_SEEDS", "ReactorStudySettings", "settings_for"]
 
-#: the study profile's seeds: the verdict seeds 401-410, used for no tuning
+#: the study profile's seeds: the declared verdict seeds 701-720, used for nothing else, each on its
+#: own DeepSea map (:func:`pcnn_explore.experiments.agents.preregistered.mapping_for`)
 STUDY_SEEDS = VERDICT_SEEDS
 _LONGEST = 33  # one Reactor sequence (pcnn_explore.agents.sequence_replay.SEQ_LEN)
 #: the study profile's test: every claim is decided by the exact sign flip
@@ -25,7 +27,9 @@ _STUDY_TEST = "sign_flip"
 @dataclasses.dataclass
 class ReactorStudySettings(ExperimentSettings):
     """Settings of notebook 13: every line x seed runs ``episodes`` episodes of DeepSea-N (N agent
-    steps each) for each N in ``sizes``."""
+    steps each) for each N in ``sizes``; ``mapping_seed``: None (bsuite's 42 for every seed), an
+    integer (that map for every seed) or ``"per_seed"`` (each seed its declared map, seed + 10,000:
+    the study profile's, so a verdict speaks for the task rather than one map)."""
 
     profile: str = "study"
     seeds: tuple[int, ...] = STUDY_SEEDS
@@ -38,11 +42,12 @@ class ReactorStudySettings(ExperimentSettings):
     late_fraction: float = 0.25  # the last quarter of a run's episodes is "late in training"
     window: int = 50  # episodes per point of the success curves
     workers: int = 2
+    mapping_seed: int | str | None = None
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         "smoke": dict(seeds=(0, 1), sizes=(4,), episodes=25, window=5,
                       overrides=(("learning_starts", 20), ("tensorboard", False))),
-        "study": dict(),
+        "study": dict(mapping_seed=PER_SEED),
         "paper": dict(sizes=tuple(range(10, _LONGEST, 2)), episodes=10_000, window=500),
     }
 
@@ -78,15 +83,27 @@ class ReactorStudySettings(ExperimentSettings):
                 raise ValueError(f"{name} must be a positive integer, got {v!r}")
         if not 0 < self.late_fraction <= 1:
             raise ValueError(f"late_fraction must be in (0, 1], got {self.late_fraction!r}")
+        m = self.mapping_seed
+        if m is not None and m != PER_SEED and (isinstance(m, bool) or not isinstance(m, (int, np.integer)) or m < 0):
+            raise ValueError(f"mapping_seed must be a non-negative integer, {PER_SEED!r} (each seed its declared "
+                             f"mapping, preregistered.mapping_for) or None (bsuite's 42), got {m!r}")
         if self.profile == "study":
-            tuned = sorted(set(self.seeds) & set(TUNING_SEEDS))
-            if tuned:
-                raise ValueError(f"seeds {tuned} are tuning seeds (preregistered.TUNING_SEEDS): no verdict is decided on "
-                                 f"them; use {STUDY_SEEDS[0]}..{STUDY_SEEDS[-1]} (seed=None)")
+            for seen, what in ((TUNING_SEEDS, "tuning seeds (preregistered.TUNING_SEEDS)"),
+                               (PILOT_SEEDS, "seen seeds, pilot data now (preregistered.PILOT_SEEDS)")):
+                used = sorted(set(self.seeds) & set(seen))
+                if used:
+                    raise ValueError(f"seeds {used} are {what}: no verdict is decided on them; use "
+                                     f"{STUDY_SEEDS[0]}..{STUDY_SEEDS[-1]} (seed=None)")
             need = seeds_needed(_STUDY_TEST, LEVEL)
             if len(self.seeds) < need:
                 raise ValueError(f"{len(self.seeds)} seeds cannot decide notebook 13's claims at the study profile: "
                                  f"the exact sign-flip test needs at least {need}; give n_seeds >= {need}")
+
+    def mapping_of(self, seed: int) -> int | None:
+        """The DeepSea mapping seed of ``seed``'s runs (None: the env's, bsuite's 42)."""
+        if self.mapping_seed == PER_SEED:
+            return mapping_for(int(seed))
+        return None if self.mapping_seed is None else int(self.mapping_seed)
 
     def steps(self, size: int) -> int:
         """Agent steps per run on DeepSea-``size``: ``episodes`` x N."""

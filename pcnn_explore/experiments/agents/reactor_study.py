@@ -55,9 +55,10 @@ no claim's quantity is the solved flag). The paper verdict combines the paper cl
 :func:`pcnn_explore.verdicts.combine_verdicts`; the kit verdict, beside it, the kit claims; a kit
 claim never enters the paper verdict.
 
-Seeds: the study profile runs the verdict seeds 401-410
-(:data:`pcnn_explore.experiments.agents.preregistered.VERDICT_SEEDS`) and refuses, before any
-training, a tuning seed or fewer seeds than the sign-flip test needs to reach its level
+Seeds: the study profile runs the declared verdict seeds 701-720
+(:data:`pcnn_explore.experiments.agents.preregistered.VERDICT_SEEDS`), each on its own DeepSea map
+(mapping seed = seed + 10,000, bsuite's rule), and refuses, before any training, a tuning seed, a
+seen seed (401-410) or fewer seeds than the sign-flip test needs to reach its level
 (:func:`pcnn_explore.verdicts.seeds_needed`, 6 at 0.95). The smoke profile's 2 seeds are "not
 testable at this profile" by the tests' own arithmetic.
 

@@ -16,13 +16,23 @@ from pcnn_explore.experiments.agents.reactor_claims import CLAIMS, PAPER, decide
 __all__ = ["summary", "paper_rows", "metrics"]
 
 
+def _maps(settings: ReactorStudySettings) -> str:
+    """How the seeds' DeepSea maps were drawn, for the summary's first line."""
+    maps = [settings.mapping_of(s) for s in settings.seeds]
+    if all(m is None for m in maps):
+        return ", bsuite's map 42 for every seed"
+    if len(set(maps)) == 1:
+        return f", map {maps[0]} for every seed"
+    return f", each on its own map: mapping seed = seed + 10,000 ({maps[0]}..{maps[-1]}, bsuite's rule)"
+
+
 def summary(settings: ReactorStudySettings, study: dict[str, Any]) -> dict[str, Any]:
     """The paper verdict (:func:`overall`), the kit verdict (:func:`kit_overall`), the claims
     (:func:`decide`) and one line each with its numbers."""
     claims = decide(study, settings.seeds, settings.variants)
     sizes = ", ".join(str(n) for n in settings.sizes)
     lines = [f"DeepSea-N, N = {sizes}, {settings.episodes} episodes, {len(settings.seeds)} seeds "
-             f"({', '.join(map(str, settings.seeds))}); a uniformly random policy finds the +1 in 2^-N of its "
+             f"({', '.join(map(str, settings.seeds))}{_maps(settings)}); a uniformly random policy finds the +1 in 2^-N of its "
              f"episodes ({0.5 ** min(settings.sizes):.2g} at N = {min(settings.sizes)}):"]
     for v, row in study["per_seed"].items():
         k, n = sum(x == 1.0 for x in row["solved"]), len(row["solved"])

@@ -13,7 +13,7 @@ import numpy as np
 from pcnn_explore.envs.deep_sea import deep_sea_id
 from pcnn_explore.experiments.agents.agent_runs import RunSpec
 from pcnn_explore.run.lines import baseline_line, line as named_line
-from pcnn_explore.experiments.agents.preregistered import VERDICT_SEEDS
+from pcnn_explore.experiments.agents.preregistered import PER_SEED, PILOT_SEEDS, TUNING_SEEDS, VERDICT_SEEDS, mapping_for
 from pcnn_explore.run.variants import check_variant
 from pcnn_explore.profiles import ExperimentSettings, check_profile
 
@@ -29,10 +29,13 @@ DEEP_SEA_LINES = {v.variant: v for v in (baseline_line(), baseline_line(mmc=True
 @dataclasses.dataclass
 class ExplorationSettings(ExperimentSettings):
     """Settings of notebook 12. Steps are agent steps; DeepSea runs last ``deep_sea_episodes``
-    episodes of N steps each (steps = episodes x N)."""
+    episodes of N steps each (steps = episodes x N). ``mapping_seed``: None (bsuite's 42 for every
+    seed), an integer (that map for every seed) or ``"per_seed"`` (each seed its declared map, seed +
+    10,000: the study profile's, so a verdict speaks for the task rather than one map)."""
 
     profile: str = "study"
-    seeds: tuple[int, ...] = VERDICT_SEEDS  # (the verdict seeds: no setting was chosen on them)
+    seeds: tuple[int, ...] = VERDICT_SEEDS  # (the declared verdict seeds 701-720: no setting was chosen on them)
+    mapping_seed: int | str | None = None
     deep_sea_sizes: tuple[int, ...] = (6, 10, 14)
     deep_sea_variants: tuple[str, ...] = ("dqn", "dqn_mmc", "cts_mmc", "pixelcnn_mmc", "pixelcnn_pos_mmc",
                                           "cts_mmc_intrinsic")
@@ -56,7 +59,7 @@ class ExplorationSettings(ExperimentSettings):
         "smoke": dict(seeds=(0,), deep_sea_sizes=(5,), deep_sea_variants=("dqn", "cts_mmc", "pixelcnn_pos_mmc"),
                       deep_sea_episodes=40, room_env="MiniGrid-RoomChain-R3-v0", room_steps=200,
                       room_overrides=(("view", "partial"),), counts_size=5, counts_episodes=20),
-        "study": dict(),
+        "study": dict(mapping_seed=PER_SEED),
         "paper": dict(seeds=(0, 1, 2, 3, 4), deep_sea_sizes=(10, 20, 30, 40), deep_sea_episodes=10_000,
                       room_env="MiniGrid-RoomChain-R8-v0", room_steps=200_000,
                       room_variants=("dqn", "cts_mmc_intrinsic", "pixelcnn_mmc_intrinsic",
@@ -93,9 +96,26 @@ class ExplorationSettings(ExperimentSettings):
                 raise ValueError(f"{name} must be a positive integer, got {v!r}")
         if not 0 < self.late_fraction <= 1:
             raise ValueError(f"late_fraction must be in (0, 1], got {self.late_fraction!r}")
+        m = self.mapping_seed
+        if m is not None and m != PER_SEED and (isinstance(m, bool) or not isinstance(m, (int, np.integer)) or m < 0):
+            raise ValueError(f"mapping_seed must be a non-negative integer, {PER_SEED!r} (each seed its declared "
+                             f"mapping, preregistered.mapping_for) or None (bsuite's 42), got {m!r}")
+        if self.profile == "study":
+            for seen, what in ((TUNING_SEEDS, "tuning seeds (preregistered.TUNING_SEEDS)"),
+                               (PILOT_SEEDS, "seen seeds, pilot data now (preregistered.PILOT_SEEDS)")):
+                used = sorted(set(self.seeds) & set(seen))
+                if used:
+                    raise ValueError(f"seeds {used} are {what}: no verdict of notebook 12 is decided on them; use "
+                                     f"{VERDICT_SEEDS[0]}..{VERDICT_SEEDS[-1]}")
         if self.counts_size < 3:
             raise ValueError(f"counts_size must be at least 3 (DeepSea-3 is the smallest), got {self.counts_size}")
         check_env_id(self.room_env)
+
+    def mapping_of(self, seed: int) -> int | None:
+        """The DeepSea mapping seed of ``seed``'s runs (None: the env's, bsuite's 42)."""
+        if self.mapping_seed == PER_SEED:
+            return mapping_for(int(seed))
+        return None if self.mapping_seed is None else int(self.mapping_seed)
 
 
 # ------------------------------------------------------------------------------------- runs
@@ -113,11 +133,18 @@ def _deep_sea_fields(settings: ExplorationSettings, variant: str) -> dict[str, A
 
 def deep_sea_specs(settings: ExplorationSettings, out_root: str | os.PathLike) -> list[RunSpec]:
     """One RunSpec per N x variant x seed; N x ``deep_sea_episodes`` steps each, under ``out_root/deep_sea``;
-    each with its line's settings (:func:`_deep_sea_fields`)."""
+    each with its line's settings (:func:`_deep_sea_fields`) and its seed's ``mapping_seed`` where set
+    (:meth:`ExplorationSettings.mapping_of`)."""
     root = Path(out_root) / "deep_sea"
-    return [spec for n in settings.deep_sea_sizes for v in settings.deep_sea_variants
-            for spec in _specs(deep_sea_id(n), (v,), settings.seeds, n * settings.deep_sea_episodes, settings.profile,
-                               root, _deep_sea_fields(settings, v))]
+    specs = []
+    for n in settings.deep_sea_sizes:
+        for v in settings.deep_sea_variants:
+            fields = _deep_sea_fields(settings, v)
+            for s in settings.seeds:
+                mapping = settings.mapping_of(s)
+                specs += _specs(deep_sea_id(n), (v,), (s,), n * settings.deep_sea_episodes, settings.profile, root,
+                                fields if mapping is None else {**fields, "mapping_seed": mapping})
+    return specs
 
 
 def room_specs(settings: ExplorationSettings, out_root: str | os.PathLike) -> list[RunSpec]:
