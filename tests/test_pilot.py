@@ -204,18 +204,24 @@ def test_a_sweep_refuses_a_line_set_per_size(capsys, tmp_path):
     assert "line 'paper_cts_horizon' sets bonus_scale per DeepSea size" in capsys.readouterr().err
 
 
-def test_rerender_keeps_a_stored_study_decided_where_the_new_plan_lacks_the_seeds(tmp_path):
+def test_rerender_keeps_a_stored_study_decided_where_the_new_plan_lacks_the_seeds():
     # 09's "c = 1 does as well as c = 0.1" is declared not testable for the new design (too few seeds at
-    # DeepSea-10); the shipped 401-410 runs are decided again on their own values, never "on this task"
+    # DeepSea-10); runs of an earlier design that decided it (401-410) are decided again on their own
+    # values, never "on this task"; a run of the new design keeps its "too few seeds"
+    from pcnn_explore.report.rerender import redecide
+    from pcnn_explore.verdicts import TOO_FEW_SEEDS
+
+    assert pre.PLANS["09"].claim("robust_c1").reason == "too few seeds"
+    earlier = {"kind": "paper", "claim": "c = 1 does as well as c = 0.1", "verdict": "inconclusive",
+               "test": "sign_flip_tost", "quantity": "score", "margin": 0.2, "labels": ["c = 1", "c = 0.1"],
+               "values": [0.0] * 10, "values_b": [0.0] * 10, "sentence": "inconclusive: ..."}
+    again = redecide("09_pg_scale", {"profile": "study", "summary": {"verdict": "inconclusive"},
+                                     "claims": {"robust_c1": earlier}})["claims"]["robust_c1"]
+    assert again["reason"] != "not testable on this task" and again["test"] == "sign_flip_tost"
     import json
-    import shutil
     from pathlib import Path
 
-    from pcnn_explore.report.rerender import rerender
-
-    shutil.copytree(Path(__file__).resolve().parents[1] / "docs" / "study-report", tmp_path, dirs_exist_ok=True)
-    rerender(tmp_path)
-    claims = json.loads((tmp_path / "09_pg_scale" / "metrics.json").read_text())["claims"]
-    assert pre.PLANS["09"].claim("robust_c1").reason == "too few seeds"
-    assert claims["robust_c1"]["reason"] != "not testable on this task"
-    assert claims["robust_c1"]["test"] == "sign_flip_tost"  # decided by its TOST on the stored values
+    shipped = json.loads((Path(__file__).resolve().parents[1] / "docs" / "study-report" / "09_pg_scale" /
+                          "metrics.json").read_text())["claims"]["robust_c1"]
+    assert shipped["reason"] == TOO_FEW_SEEDS and shipped["sentence"].startswith(
+        "not testable: too few seeds at this profile (needs 88 per line")

@@ -124,12 +124,18 @@ def _agent_claim(name: str, key: str, c: Mapping, control: list[float] | None) -
     test = str(c.get("test") or "")
     head = {k: c[k] for k in ("kind", "claim", "lines", "labels", "quantity", "margin", "note", "chance") if k in c}
     plan = _plan_claim(name, key)
+    if plan is not None:  # the plan's words of the claim, as the notebook writes them today
+        head["claim"] = plan.sentence
     # (a plan's "too few seeds", its power analysis for its own design, says nothing of stored runs of another)
-    if test == "not_testable" or (plan is not None and plan.test == "not_testable" and plan.reason == "on this task"):
+    kept = {k: c[k] for k in ("values", "values_b", "seeds") if k in c}
+    on_this_task = plan is not None and plan.test == "not_testable" and plan.reason == "on this task"
+    if test == "not_testable" and not on_this_task and c.get("reason") == TOO_FEW_SEEDS:
+        # too few seeds for the run's own design (its power analysis): the stored words stand
+        return {**head, **kept, **{k: c[k] for k in ("verdict", "reason", "test", "sentence", "n") if k in c}}
+    if test == "not_testable" or on_this_task:
         # the plan's why first (a claim the plan made not testable after its run keeps a stale note); the
         # stored per-seed values stay, deciding nothing
         why = str((plan.note if plan is not None else "") or c.get("note") or "the task cannot test it")
-        kept = {k: c[k] for k in ("values", "values_b", "seeds") if k in c}
         return {**head, **kept, "note": why, "verdict": NOT_TESTABLE, "reason": NOT_ON_THIS_TASK,
                 "test": "not_testable", "sentence": not_testable(NOT_ON_THIS_TASK, why)}
     a = [float(v) for v in c.get("values") or []]
@@ -159,16 +165,26 @@ def _agent_claim(name: str, key: str, c: Mapping, control: list[float] | None) -
 def _agent_claims(name: str, records: Mapping[str, Mapping]) -> dict[str, dict]:
     """Every stored claim of an agent notebook (07-10, 13) decided again; an equivalence claim's positive
     control: the values of the same notebook's paper claim of progress on the same quantity, if any."""
+    from pcnn_explore.experiments.agents.deep_sea_claims import combine_readings
+
+    def control_of(c: Mapping, reading: str | None) -> list[float] | None:
+        if not str(c.get("test") or "").endswith("tost"):
+            return None
+        for other in records.values():
+            if (other is not c and other.get("kind") == "paper" and other.get("quantity") == c.get("quantity")
+                    and not str(other.get("test") or "").endswith("tost") and other.get("values")):
+                same = (other.get("readings") or {}).get(reading) if reading else other
+                return [float(v) for v in (same or other)["values"]]
+        return None
+
     out = {}
     for key, c in records.items():
-        control = None
-        if str(c.get("test") or "").endswith("tost"):
-            for other in records.values():
-                if (other is not c and other.get("kind") == "paper" and other.get("quantity") == c.get("quantity")
-                        and not str(other.get("test") or "").endswith("tost") and other.get("values")):
-                    control = [float(v) for v in other["values"]]
-                    break
-        out[key] = _agent_claim(name, key, c, control)
+        readings = c.get("readings") if isinstance(c.get("readings"), Mapping) else {}
+        if len(readings) == 2:  # the CTS bonus scale's two readings (07-10): each decided again, then combined
+            first, second = (_agent_claim(name, key, r, control_of(c, k)) for k, r in readings.items())
+            out[key] = combine_readings(first, second)
+        else:
+            out[key] = _agent_claim(name, key, c, control_of(c, None))
     return out
 
 
@@ -216,9 +232,21 @@ def _laptop_claims(metrics: Mapping) -> dict[str, dict]:
     return out
 
 
+def _paper_sentences(records: Mapping[str, Mapping]) -> list[str]:
+    """The paper claims' sentences, a claim that depends on the bonus scale with both readings' (07-10)."""
+    from pcnn_explore.experiments.agents.deep_sea_claims import DEPENDS_ON_SCALE
+
+    paper = []
+    for c in records.values():
+        if c.get("kind") != "kit":
+            paper += ([str(r.get("sentence")) for r in c["readings"].values()] if c.get("verdict") == DEPENDS_ON_SCALE
+                      else [str(c.get("sentence") or c.get("verdict"))])
+    return paper
+
+
 def _word_of_claims(records: Mapping[str, Mapping]) -> tuple[str, str | None]:
     """(the paper word with its reason, the kit word or None) of claim records."""
-    paper = [str(c.get("sentence") or c.get("verdict")) for c in records.values() if c.get("kind") != "kit"]
+    paper = _paper_sentences(records)
     kit = [str(c.get("verdict")) for c in records.values() if c.get("kind") == "kit" and word_of(str(c.get("verdict")))]
     word = notebook_verdict(paper) if paper else not_testable(NOT_ON_THIS_TASK, "no paper claim")
     return word, (combine_verdicts(kit) if kit else None)
@@ -299,7 +327,7 @@ def redecide(name: str, metrics: Mapping) -> dict | None:
         old = str(prev["was"])
     was, now = word_of(old) or "no verdict", word_of(s["verdict"]) or "no verdict"
     if was != now:
-        paper = [str(c.get("sentence") or c.get("verdict")) for c in records.values() if c.get("kind") != "kit"]
+        paper = _paper_sentences(records)
         now_text = notebook_verdict(paper) if paper else now
         metrics["rerendered"] = {"rules": RULES, "was": old.split(":")[0].split(" over ")[0], "now": now_text,
                                  "because": _because(was, now, records)}

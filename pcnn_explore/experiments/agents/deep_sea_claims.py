@@ -34,7 +34,7 @@ from pcnn_explore.verdicts import (
 )
 
 __all__ = ["check_claim", "check_plan", "claim_values", "decide_claim", "decide_plan", "verdict_dict", "NOT_TESTABLE",
-           "POSITIVE_CONTROLS", "FLOORS", "DEPENDS_ON_SCALE", "SECOND_READING_CONTROLS"]
+           "POSITIVE_CONTROLS", "FLOORS", "DEPENDS_ON_SCALE", "SECOND_READING_CONTROLS", "combine_readings"]
 
 #: the words of a claim whose verdict differs between the CTS bonus scale's two readings
 DEPENDS_ON_SCALE = "depends on the bonus scale"
@@ -115,8 +115,13 @@ def decide_claim(claim: Claim, study: DeepSeaStudy, level: float = LEVEL) -> dic
     ``depends on the bonus scale``, its sentence gives both, and ``readings`` holds each decided claim."""
     if not claim.second_reading or claim.test == "not_testable":
         return _decide_one(claim, study, level)
-    first = _decide_one(claim, study, level)
-    second = _decide_one(claim, study, level, second=True)
+    return combine_readings(_decide_one(claim, study, level), _decide_one(claim, study, level, second=True))
+
+
+def combine_readings(first: dict[str, Any], second: dict[str, Any]) -> dict[str, Any]:
+    """One claim record from its records under the bonus scale's two readings (0.05 first, the horizon
+    reading second): the first's, with ``readings`` holding both; where their words differ the verdict
+    is ``depends on the bonus scale`` and the sentence gives both."""
     readings = {"bonus scale 0.05": first, "horizon bonus scale": second}
     if first["verdict"] == second["verdict"]:
         return {**first, "readings": readings,

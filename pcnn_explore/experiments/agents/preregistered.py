@@ -197,7 +197,7 @@ RUN_WITH_CTS = ("run with CTS where the paper ran PixelCNN: " + PIXELCNN_CANNOT_
                 + "; CTS, the paper's other density model, can")
 
 _FIG5 = "On the hard, sparse-reward games both bonus agents beat DQN by far, and DQN-PixelCNN beats DQN-CTS on most of them"
-_KIT_Q = "does the kit's addition ({what}) solve DeepSea-14 more often than the paper's CTS line?"
+_KIT_Q = "does the kit's addition ({what}) score higher on DeepSea than the paper's CTS line?"
 
 
 #: the smallest effect of interest of a score claim: a deep-sea score difference (share of the sizes
