@@ -6,7 +6,8 @@ Two sources, neither ever a verdict's:
 
 - the seen seeds 401-410 (:data:`~pcnn_explore.experiments.agents.preregistered.PILOT_SEEDS`): the
   first study's per-seed values, DeepSea-14, 3,000 episodes, bsuite's mapping 42, read from
-  ``docs/study-report/<notebook>/metrics.json`` by :func:`seen_values`;
+  the first study's ``docs/study-report/<notebook>/metrics.json`` by :func:`seen_values` (frozen in
+  ``data/pilot/deep_sea_seen.json`` before the re-run replaced them);
 - new pilot runs on tuning seeds (:data:`PILOT_SEEDS`), each with its declared mapping seed
   (:func:`~pcnn_explore.experiments.agents.preregistered.mapping_for`), on DeepSea-10, 12 and 14 at
   the episode caps of :data:`PILOT_CAPS`, every run stopping once bsuite's rule holds: :func:`run_pilot`
@@ -52,7 +53,7 @@ from pcnn_explore.experiments.agents.power import (  # the power model, importab
     sign_flip_p_lattice,
 )
 
-__all__ = ["PILOT_SEEDS", "PILOT_LINES", "PILOT_SIZES", "PILOT_CAPS", "RATE_PROBE_LINES", "PILOT_FILE", "SEEN_NOTEBOOKS",
+__all__ = ["PILOT_SEEDS", "PILOT_LINES", "PILOT_SIZES", "PILOT_CAPS", "RATE_PROBE_LINES", "PILOT_FILE", "SEEN_FILE", "SEEN_NOTEBOOKS",
            "run_pilot", "load_pilot", "seen_values", "sign_flip_p_lattice", "score_power",
            "fisher_power", "share_power", "paired_resample_power", "design_minutes", "agent_rates", "expected_episodes", "run_overhead",
            "claim_power", "seeds_needed_for", "analyse", "POWER_DRAWS", "POWER_SEED", "ALPHA"]
@@ -73,6 +74,9 @@ RATE_PROBE_LINES = ("paper_pixelcnn", "kit_pixelcnn_pos", "kit")
 #: where the pilot's per-run values are stored (small, committed)
 PILOT_FILE = Path(__file__).resolve().parents[3] / "data" / "pilot" / "deep_sea_pilot.json"
 #: the seen study's folders under docs/study-report
+#: the seen seeds' per-seed values, frozen from the first study's report (its 07-10 folders were replaced
+#: by the re-run on the verdict seeds): :func:`seen_values`' default
+SEEN_FILE = PILOT_FILE.parent / "deep_sea_seen.json"
 SEEN_NOTEBOOKS = {"07": "07_dqn_pixelcnn", "08": "08_mmc_ablation", "09": "09_pg_scale", "10": "10_intrinsic_only"}
 
 
@@ -153,9 +157,12 @@ def load_pilot(path=PILOT_FILE) -> dict[str, Any]:
 def seen_values(report_dir=None, notebooks: Mapping[str, str] = SEEN_NOTEBOOKS) -> dict[str, dict[str, Any]]:
     """The seen seeds' per-seed values (401-410, DeepSea-14, 3,000 episodes, mapping 42) of every line of
     07-10: ``{line: {"seeds", "solved" (0/1), "first_success_episode" (cap + 1 if never), "coverage",
-    "success_rate", "size", "cap"}}`` from ``report_dir/<notebook>/metrics.json`` (default:
-    docs/study-report); a line in several notebooks is read once (the same runs)."""
-    root = Path(report_dir) if report_dir is not None else PILOT_FILE.parents[2] / "docs" / "study-report"
+    "success_rate", "size", "cap"}}`` from ``report_dir/<notebook>/metrics.json`` (a first study's
+    report); a line in several notebooks is read once (the same runs). Without ``report_dir``: the
+    values read so from the first study's report at commit 3ab3e3d, frozen in :data:`SEEN_FILE`."""
+    if report_dir is None:
+        return json.loads(SEEN_FILE.read_text())["lines"]
+    root = Path(report_dir)
     out: dict[str, dict[str, Any]] = {}
     for folder in notebooks.values():
         m = json.loads((root / folder / "metrics.json").read_text())
