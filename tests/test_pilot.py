@@ -196,12 +196,22 @@ def dataclasses_replace(obj, **changes):
     return dataclasses.replace(obj, **changes)
 
 
-def test_a_sweep_refuses_a_line_set_per_size(capsys, tmp_path):
+def test_a_sweep_resolves_a_line_set_per_size_on_each_deep_sea_size(capsys, tmp_path):
     from pcnn_explore.cli import main
+    from pcnn_explore.run.lines import horizon_bonus_scale
+    from pcnn_explore.sweep.grid import Grid
 
     out = str(tmp_path / "s")
-    assert main(["sweep", "--envs", "DeepSea-10-v0", "--lines", "paper_cts_horizon", "--out", out, "--dry-run"]) == 2
-    assert "line 'paper_cts_horizon' sets bonus_scale per DeepSea size" in capsys.readouterr().err
+    g = Grid(envs=("DeepSea-10-v0", "DeepSea-14-v0"), lines=("paper_cts_horizon",), seeds=(701,), out=out)
+    assert [dict(t.overrides)["bonus_scale"] for t in g.trials()] == [horizon_bonus_scale(10), horizon_bonus_scale(14)]
+    assert [t.name for t in g.trials()] == ["DeepSea-10-v0/paper_cts_horizon/seed701",
+                                            "DeepSea-14-v0/paper_cts_horizon/seed701"]
+    # an env without a size: refused, before anything is written
+    assert main(["sweep", "--envs", "DeepSea-10-v0,MiniGrid-Empty-5x5-v0", "--lines", "paper_cts_horizon", "--out", out,
+                 "--dry-run"]) == 2
+    assert ("line 'paper_cts_horizon' sets bonus_scale per DeepSea size N and MiniGrid-Empty-5x5-v0 is no "
+            "DeepSea-N-v0") in capsys.readouterr().err
+    assert not (tmp_path / "s").exists()
 
 
 def test_rerender_keeps_a_stored_study_decided_where_the_new_plan_lacks_the_seeds():

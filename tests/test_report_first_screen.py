@@ -111,6 +111,12 @@ def test_the_deep_sea_scores_stand_in_place_of_a_word():
     assert row.word == SCORES
     assert row.number == "deep-sea score, DQN-CTS 0.28 [0.20, 0.40] vs DQN 0.04 [0.00, 0.10], 10 seeds each"
     assert "N = 10, 12" in row.reason and "the kit's line 0.98 [0.93, 1.00]" in row.reason
+    # beside the study's scores, the whole protocol as far as the committed bsuite logs go
+    m["whole_protocol"] = {"done": 48, "planned": 504, "lines": {"kit": {"label": "the kit's line", "score_mean": 0.5,
+                                                                         "score_interval": [0.25, 0.75]}}}
+    assert notebook_row("14_deep_sea_scaling", m, "no verdict").reason.endswith(
+        "; bsuite's whole protocol (N = 10 ... 50, 10K episodes) from the committed logs, 48 of 504 runs in: "
+        "the kit's line 0.50 [0.25, 0.75]")
     # 07-10 keep per-line records under "lines" too, without scores: no scores read there
     assert deep_sea_scores({"lines": {"dqn": {"label": "DQN"}, "paper_cts": {"label": "DQN-CTS"}}}) is None
 

@@ -48,6 +48,33 @@ def test_take_replaces_the_notebooks_folder_and_record_and_keeps_the_others(tmp_
     assert sorted(p.name for p in out.iterdir()) == ["07_a", "08_b", "09_c", "index.json"]  # nothing staged left
 
 
+def test_take_keeps_the_bsuite_store_a_run_of_one_session_lacks(tmp_path):
+    out = _report(tmp_path / "report", "study", {"14_d": {"tag": "old", "seconds": 1.0, "commit": "a"}})
+    (out / "14_d" / "protocol" / "kit" / "seed701").mkdir(parents=True)
+    (out / "14_d" / "protocol" / "kit" / "seed701" / "bsuite_id_-_deep_sea-0.csv").write_text("kept")
+    run = _report(tmp_path / "run", "study", {"14_d": {"tag": "new", "seconds": 2.0, "commit": "b"}})
+    take(run, out)
+    assert (out / "14_d" / "protocol" / "kit" / "seed701" / "bsuite_id_-_deep_sea-0.csv").read_text() == "kept"
+    assert json.loads((out / "14_d" / "metrics.json").read_text())["tag"] == "new"
+    # a run that brings its own store: the two become one, the run's file first where both have it
+    manifest = lambda line: json.dumps({"episodes": 10000, "lines": {line: {"profile": "study"}}})  # noqa: E731
+    (out / "14_d" / "protocol" / "store.json").write_text(manifest("kit"))
+    (run / "14_d" / "protocol" / "dqn" / "seed701").mkdir(parents=True)
+    (run / "14_d" / "protocol" / "dqn" / "seed701" / "bsuite_id_-_deep_sea-0.csv").write_text("new")
+    (run / "14_d" / "protocol" / "store.json").write_text(manifest("dqn"))
+    take(run, out)
+    store = out / "14_d" / "protocol"
+    assert sorted(str(p.relative_to(store)) for p in store.rglob("*.csv")) == [
+        "dqn/seed701/bsuite_id_-_deep_sea-0.csv", "kit/seed701/bsuite_id_-_deep_sea-0.csv"]
+    assert json.loads((store / "store.json").read_text())["lines"] == {"dqn": {"profile": "study"},
+                                                                      "kit": {"profile": "study"}}
+    # stores of two episode caps cannot be one: refused before anything is written
+    (run / "14_d" / "protocol" / "store.json").write_text(json.dumps({"episodes": 10, "lines": {}}))
+    with pytest.raises(ValueError, match="holds runs of 10 episodes and the report's .* of 10000"):
+        take(run, out)
+    assert json.loads((out / "14_d" / "metrics.json").read_text())["tag"] == "new"
+
+
 @pytest.mark.parametrize("case, match", [
     ("smoke", "'smoke' run and .* a 'study' report"),
     ("failed", "08_b failed in .*run it again"),

@@ -203,21 +203,30 @@ def test_the_live_view_is_a_table_on_a_terminal_and_lines_elsewhere():
 def test_the_deep_sea_grid_runs_bsuites_protocol(capsys, tmp_path, no_ray):
     from pcnn_explore.envs.deep_sea_protocol import PROTOCOL_EPISODES, PROTOCOL_SIZES
 
+    from pcnn_explore.experiments.agents import deep_sea_scaling as dss
+    from pcnn_explore.run.lines import horizon_bonus_scale
+
     g = sg.load_grid(sg.grid_path("deep_sea"))
     assert g.envs == tuple(f"DeepSea-{n}-v0" for n in PROTOCOL_SIZES) and g.episodes == PROTOCOL_EPISODES
-    assert {"dqn", "cts_mmc"} <= set(g.variants) and g.seeds == (0, 1, 2, 3, 4)
+    # notebook 14's paper profile: its lines and its verdict seeds (701-706), none a tuning seed
+    paper = dss.settings("paper")
+    assert g.lines == dss.LINE_KEYS["paper"] == ("kit", "paper_cts", "paper_cts_horizon", "dqn") and not g.variants
+    assert g.seeds == paper.seeds == (701, 702, 703, 704, 705, 706) and g.profile == paper.train_profile
+    assert g.set == {"stop_when_solved": (True,), "tensorboard": (False,)}
     code, out, _ = _sweep(capsys, "deep_sea", "--dry-run", "--out", str(tmp_path / "s"))
     lines = out.splitlines()
-    assert code == 0 and lines[-1] == f"{21 * len(g.variants) * 5} trials in {tmp_path / 's'}"
-    assert lines[0] == "DeepSea-10-v0/dqn/seed0" and lines[-2] == f"DeepSea-50-v0/{g.variants[-1]}/seed4"
+    assert code == 0 and lines[-1] == f"{21 * 4 * 6} trials in {tmp_path / 's'}"
+    assert lines[0] == "DeepSea-10-v0/kit/seed701" and lines[-2] == "DeepSea-50-v0/dqn/seed706"
     assert not (tmp_path / "s").exists()  # a dry run runs and writes nothing
     g.out = str(tmp_path / "s")
     trials = g.trials()
     for t in (trials[0], trials[-1]):  # N x 10K agent steps: 10K episodes of N steps; bsuite's mapping seed
         n = int(t.env.split("-")[1])
         cfg = t.config()
-        assert cfg.steps == n * 10_000 and cfg.mapping_seed == 42 and cfg.profile == "study"
+        assert cfg.steps == n * 10_000 and cfg.mapping_seed == 42 and cfg.profile == "study" and cfg.stop_when_solved
     assert "steps" not in trials[0].name  # one line per variant: the steps follow the size
+    horizon = [t for t in trials if t.line == "paper_cts_horizon" and t.seed == 701]
+    assert [t.config().bonus_scale for t in horizon] == [horizon_bonus_scale(n) for n in PROTOCOL_SIZES]
 
 
 def test_axis_values_that_round_alike_get_folders_of_their_own(capsys, tmp_path, no_ray):

@@ -73,7 +73,9 @@ def _f(x: Any, digits: int = 2) -> str:
 def deep_sea_scores(metrics: Mapping | None) -> tuple[str, str] | None:
     """(scores, reason) of a notebook that reports bsuite's deep-sea score per line (14's
     ``lines[key].score_mean`` and ``score_interval``): ``"deep-sea score, DQN-CTS 0.28 [0.20, 0.40] vs
-    DQN 0.04 [0.00, 0.10], 10 seeds each"`` and the other lines with the sizes; None without them."""
+    DQN 0.04 [0.00, 0.10], 10 seeds each"`` and the other lines with the sizes, and the whole protocol's
+    scores as far as its committed logs go (``whole_protocol``:
+    :func:`pcnn_explore.experiments.agents.deep_sea_scaling.whole_protocol`); None without them."""
     lines = (metrics or {}).get("lines") if isinstance(metrics, Mapping) else None
     if not isinstance(lines, Mapping) or not all(isinstance(lines.get(k), Mapping) and "score_mean" in lines[k]
                                                  for k in ("paper_cts", "dqn")):
@@ -93,6 +95,13 @@ def deep_sea_scores(metrics: Mapping | None) -> tuple[str, str] | None:
     where = f"N = {', '.join(str(s) for s in sizes)}" if isinstance(sizes, list) and sizes else "bsuite's sizes"
     reason = (f"the kit's question, no paper claim: bsuite's deep-sea score (share of sizes solved, {where}), "
               "95% sign-flip intervals" + (f"; also {'; '.join(others)}" if others else ""))
+    whole = (metrics or {}).get("whole_protocol")
+    if isinstance(whole, Mapping) and isinstance(whole.get("lines"), Mapping) and whole["lines"]:
+        scored = [f"{x.get('label', k)} {_f(x.get('score_mean'))} [{_f((x.get('score_interval') or [None])[0])}, "
+                  f"{_f((x.get('score_interval') or [None, None])[1])}]" for k, x in whole["lines"].items()
+                  if isinstance(x, Mapping)]
+        reason += (f"; bsuite's whole protocol (N = 10 ... 50, 10K episodes) from the committed logs, "
+                   f"{whole.get('done')} of {whole.get('planned')} runs in: " + "; ".join(scored))
     return head, reason
 
 

@@ -8,6 +8,8 @@ Usage::
     pcnn-explore sweep fig12 --address auto --gpus-per-trial 0.25     # a shipped grid, on a cluster
     pcnn-explore sweep grid.toml --out runs/mine                      # a grid file (same keys)
     pcnn-explore sweep --report runs/sweep                            # curves, max scores, AUC
+    pcnn-explore sweep deep_sea --out runs/protocol \
+        --bsuite-store docs/study-report/14_deep_sea_scaling/protocol   # bsuite's protocol over sessions
 
 Local by default: worker processes on this machine, reused across trials, no Ray
 (``--executor local``); ``--address auto|HOST:PORT`` (or ``$RAY_ADDRESS``) runs the trials as Ray
@@ -76,6 +78,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "ray, as many as the cluster holds)")
     parser.add_argument("--max-retries", type=arg_type("int", 0), default=3, metavar="N",
                         help="times a trial whose worker died is run again, from its checkpoint (default 3)")
+    parser.add_argument("--bsuite-store", metavar="DIR",
+                        help="DeepSea grids of bsuite's sizes (N = 10, 12, ..., 50, with --episodes): skip every "
+                             "trial whose finished bsuite log is in DIR and add each finished trial's log there, "
+                             "on an interruption too, so the protocol is done over sessions or machines "
+                             "(pcnn_explore.sweep.bsuite_store)")
     parser.add_argument("--dry-run", action="store_true", help="make every check a run makes (settings, "
                         "trial folders, resources) and list the trials; write and run nothing")
     parser.add_argument("--no-progress", action="store_true", help="print nothing while the trials run")
@@ -102,6 +109,52 @@ def grid_from_args(args: argparse.Namespace):
             setattr(grid, key, value)
     grid.set = {**grid.set, **parse_set(args.set)}
     return grid
+
+
+def _store_key(trial) -> tuple[str, int, int]:
+    """(line, seed, N) of a DeepSea trial in a bsuite store."""
+    from pcnn_explore.envs.deep_sea import deep_sea_size
+
+    return trial.line or trial.variant, int(trial.seed), int(deep_sea_size(trial.env))
+
+
+def _store_plan(store, grid, trials):
+    """(the store's folder, the (line, seed, N) of the trials whose finished log it holds); (None, set())
+    without ``--bsuite-store``. SweepError for a grid that is not bsuite's: sizes, episodes, map."""
+    if not store:
+        return None, set()
+    from pcnn_explore.envs.deep_sea import deep_sea_size
+    from pcnn_explore.envs.deep_sea_protocol import PROTOCOL_SIZES
+    from pcnn_explore.sweep import bsuite_store
+    from pcnn_explore.sweep.grid import SweepError
+
+    if grid.episodes is None:
+        raise SweepError("--bsuite-store keeps runs of a fixed episode cap: give the grid's episodes (--episodes N)")
+    other = [t.env for t in trials if deep_sea_size(t.env) not in PROTOCOL_SIZES]
+    if other:
+        raise SweepError(f"--bsuite-store keeps bsuite's deep-sea logs, of N = 10, 12, ..., 50 only; {other[0]} is not "
+                         "one: leave it out of the grid")
+    moved = [t.name for t in trials if dict(t.overrides).get("mapping_seed", 42) != 42]
+    if moved:
+        raise SweepError(f"--bsuite-store keeps runs on bsuite's map (mapping seed 42); {moved[0]} sets another")
+    keys = [_store_key(t) for t in trials]
+    try:
+        bsuite_store.check_manifest(store, {k[0]: grid.profile for k in keys}, grid.episodes)
+        pending = set(bsuite_store.pending(keys, store, grid.episodes))
+    except ValueError as e:
+        raise SweepError(str(e)) from None
+    return store, {k for i, k in enumerate(keys) if i not in pending}
+
+
+def _keep_in_store(store, grid, trials) -> int:
+    """Add each finished trial's bsuite log to the store; how many were added."""
+    from pcnn_explore.sweep import bsuite_store
+
+    kept = 0
+    for t in trials:
+        line, seed, n = _store_key(t)
+        kept += bsuite_store.keep(store, line, seed, n, t.out_dir, grid.episodes, grid.profile) is not None
+    return kept
 
 
 def _fail(message: str) -> int:
@@ -134,20 +187,28 @@ def run_cli(args: argparse.Namespace) -> int:
         if not grid.envs and not args.grid:
             return _fail("name a grid file, or the grid with --envs, --variants or --lines (and --seeds, --set)")
         trials = grid.trials()
+        store, held = _store_plan(args.bsuite_store, grid, trials)
+        if store is not None:
+            trials = [t for t in trials if _store_key(t) not in held]
         if args.dry_run:  # every check a run makes (settings, folders, shares), nothing written
             check_trials(trials, address=args.address, cpus_per_trial=grid.cpus_per_trial,
                          gpus_per_trial=grid.gpus_per_trial, max_concurrent=args.max_concurrent,
                          executor=args.executor)
             for t in trials:
                 print(t.name)
-            print(f"{len(trials)} trials in {grid.out}")
+            print(f"{len(trials)} trials in {grid.out}" + (f" ({len(held)} more already in {store})" if store else ""))
             return 0
-        records = run_trials(trials, address=args.address, executor=args.executor,
-                             cpus_per_trial=grid.cpus_per_trial, gpus_per_trial=grid.gpus_per_trial,
-                             max_retries=args.max_retries,
-                             max_concurrent=args.max_concurrent, sweep_dir=grid.out,
-                             view=None if args.no_progress else SweepView(),
-                             info={"figure": grid.figure, "profile": grid.profile})
+        try:
+            records = run_trials(trials, address=args.address, executor=args.executor,
+                                 cpus_per_trial=grid.cpus_per_trial, gpus_per_trial=grid.gpus_per_trial,
+                                 max_retries=args.max_retries,
+                                 max_concurrent=args.max_concurrent, sweep_dir=grid.out,
+                                 view=None if args.no_progress else SweepView(),
+                                 info={"figure": grid.figure, "profile": grid.profile})
+        finally:
+            if store is not None:
+                kept = _keep_in_store(store, grid, trials)
+                print(f"{kept} finished trial logs added to {store} ({len(held)} were there before)", file=sys.stderr)
     except (SweepError, ValueError, TypeError, OSError) as e:
         return _fail(str(e))
     except KeyboardInterrupt:

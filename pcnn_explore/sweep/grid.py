@@ -257,9 +257,13 @@ class Grid:
                 if name not in LINES:
                     raise SweepError(f"unknown line {name!r} in lines: choose one of {', '.join(LINES)}")
                 if LINES[name].per_size:  # e.g. paper_cts_horizon: its bonus scale is one per DeepSea size
-                    raise SweepError(f"line {name!r} sets {', '.join(k for k, _ in LINES[name].per_size)} per DeepSea "
-                                     "size, which a grid's lines do not resolve: run it with train --line or a "
-                                     "deep-sea study")
+                    from pcnn_explore.envs.deep_sea import deep_sea_size
+
+                    other = [e for e in self.envs if deep_sea_size(e) is None]
+                    if other:
+                        raise SweepError(f"line {name!r} sets {', '.join(k for k, _ in LINES[name].per_size)} per "
+                                         f"DeepSea size N and {other[0]} is no DeepSea-N-v0: run that line on DeepSea "
+                                         "envs only")
             both = [name for name in self.lines if name in self.variants]
             if both:
                 raise SweepError(f"{both[0]} is both a variant and a line of the grid, and both would be run in "
@@ -315,7 +319,7 @@ class Grid:
         folders: dict[str, str] = {}
         for env in self.envs:
             steps = {} if self.episodes is None else {"steps": self.episodes * _episode_length(env)}
-            for variant, name, stated in self._runs():
+            for variant, name, stated in self._runs(env):
                 for values in itertools.product(*(self.set[k] for k in names)):
                     chosen = dict(zip(names, values))
                     line = line_name(name, {k: chosen[k] for k in axes})
@@ -337,13 +341,14 @@ class Grid:
         return out
 
 
-    def _runs(self) -> list[tuple[str, str, dict[str, Any]]]:
-        """(variant, folder name, settings beyond the variant's) of each variant, then each named line."""
+    def _runs(self, env: str) -> list[tuple[str, str, dict[str, Any]]]:
+        """(variant, folder name, settings beyond the variant's) of each variant, then each named line
+        on ``env`` (a line's per-size settings resolved for DeepSea-N: :meth:`StudyVariant.fields_for`)."""
         out: list[tuple[str, str, dict[str, Any]]] = [(v, v, {}) for v in self.variants]
         if self.lines:
             from pcnn_explore.run.lines import LINES
 
-            out += [(LINES[k].variant, k, dict(LINES[k].overrides)) for k in self.lines]
+            out += [(LINES[k].variant, k, LINES[k].fields_for(env)) for k in self.lines]
         return out
 
 

@@ -1,8 +1,10 @@
 """Notebook 14, "Deep sea: does the bonus scale?": bsuite's deep-sea scaling and score for the named lines.
 
-The lines (:data:`pcnn_explore.experiments.agents.lines.LINES`): the paper's CTS line (``paper_cts``),
-the kit's line (``kit``), DQN (``dqn``) and, where the profile allows, the paper's PixelCNN line
-(``paper_pixelcnn``). Every run stops at the first of bsuite's logged episodes where bsuite's rule
+The lines (:data:`pcnn_explore.experiments.agents.lines.LINES`; :data:`LINE_KEYS` per profile): the
+paper's CTS line (``paper_cts``, bonus scale 0.05), the kit's line (``kit``), DQN (``dqn``); at the
+study profile the paper's PixelCNN line (``paper_pixelcnn``); at the paper profile
+(:data:`PROTOCOL_LINES`) the paper's CTS line under the bonus scale's second reading too
+(``paper_cts_horizon``: beta_N = 0.05 x 100 / sum of 0.99^t over DeepSea's N steps, one per size). Every run stops at the first of bsuite's logged episodes where bsuite's rule
 holds (``stop_when_solved``), so its log holds what bsuite's logger would have written up to the solve;
 a run that does not solve runs to the cap.
 
@@ -27,9 +29,19 @@ one per run: the study's :meth:`DeepSeaStudy.scaling_rows` or a sweep report's `
 
 Profiles (:func:`settings`): ``smoke`` (DeepSea-4 and -5, 10 episodes, 2 seeds: plumbing, the numbers
 mean nothing), ``study`` (a partial protocol: N = 10, 12, 14, 16, 20, at most 2,500 episodes each,
-seeds 401-410; :func:`budget` gives its worst case) and ``paper`` (bsuite's whole protocol: 21 sizes,
-10K episodes, the same 10 seeds). :func:`read_sweep_report` reads a finished ``pcnn-explore sweep
+seeds 401-410, the first study's; :func:`budget` gives its worst case) and ``paper`` (bsuite's whole
+protocol, :func:`plan`: 21 sizes, 10K episodes each, :data:`PROTOCOL_LINES` on the verdict seeds
+701-706, :data:`PROTOCOL_SEEDS`, each run from the study preset's DQN as the grid
+``data/grids/deep_sea.toml`` runs it). :func:`read_sweep_report` reads a finished ``pcnn-explore sweep
 deep_sea --out DIR`` instead (its ``report/deep_sea_scaling.csv`` and ``deep_sea_score.csv``).
+
+The whole protocol takes core-hours per line and seed, so it is done over sessions or machines:
+:func:`run_into_store` runs only the line, seed and size triples whose finished bsuite log is not yet
+in a store folder (:mod:`pcnn_explore.sweep.bsuite_store`; the report keeps it in
+``14_deep_sea_scaling/protocol``), through the sweep executors (local worker processes or Ray:
+:func:`pcnn_explore.experiments.agents.agent_runs.run_specs`), and adds each run's log there as it
+finishes, on an interruption too; :func:`read_store` scores what the store holds, saying how much of
+the plan it covers.
 """
 from __future__ import annotations
 
@@ -43,22 +55,30 @@ from pcnn_explore.envs.deep_sea_protocol import (FORGIVE_EPISODES, PROTOCOL_EPIS
                                                  bsuite_logged_episodes)
 from pcnn_explore.experiments.agents.deep_sea_study import (STUDY_SEEDS, DeepSeaStudy, DeepSeaStudySettings,
                                                             StudyVariant, run_study)
+from pcnn_explore.experiments.agents.preregistered import VERDICT_SEED_POOL
 
-__all__ = ["LINE_KEYS", "PRESETS", "RATES", "settings", "lines", "protocol_part", "budget", "budget_text", "run", "collect",
+__all__ = ["LINE_KEYS", "PROTOCOL_LINES", "PROTOCOL_SEEDS", "PRESETS", "RATES", "settings", "lines", "plan",
+           "protocol_part", "budget", "budget_text", "run", "run_into_store", "read_store", "STORE_NAME", "store_folder",
+           "whole_protocol", "collect",
            "next_logged_episode", "summarise", "read_sweep_report", "summary_text", "scaling_figure", "score_figure",
            "metrics"]
 
+#: the whole protocol's lines: the kit's, the paper's CTS line under both readings of the bonus scale, DQN
+PROTOCOL_LINES = ("kit", "paper_cts", "paper_cts_horizon", "dqn")
+#: the whole protocol's seeds: the first 6 verdict seeds (701-706), the fewest whose exact interval of a
+#: line's mean score is narrower than [0, 1]; bsuite's map 42 for every run, as bsuite scores
+PROTOCOL_SEEDS = VERDICT_SEED_POOL[:6]
 #: the notebook's lines, by profile (PixelCNN where the profile allows)
 LINE_KEYS = {"smoke": ("paper_cts", "kit", "dqn"), "study": ("paper_cts", "kit", "dqn", "paper_pixelcnn"),
-             "paper": ("paper_cts", "kit", "dqn", "paper_pixelcnn")}
+             "paper": PROTOCOL_LINES}
 _EVERY_RUN = (("stop_when_solved", True), ("tensorboard", False))
 #: the part of bsuite's protocol each profile runs
 PRESETS = {
     "smoke": dict(sizes=(4, 5), episodes=(10,), seeds=(0, 1), workers=2, train_overrides=_EVERY_RUN),
     "study": dict(sizes=(10, 12, 14, 16, 20), episodes=(2_500,), seeds=STUDY_SEEDS, workers=2,
                   train_overrides=_EVERY_RUN),
-    "paper": dict(sizes=PROTOCOL_SIZES, episodes=(PROTOCOL_EPISODES,), seeds=STUDY_SEEDS, workers=2,
-                  train_overrides=_EVERY_RUN),
+    "paper": dict(sizes=PROTOCOL_SIZES, episodes=(PROTOCOL_EPISODES,), seeds=PROTOCOL_SEEDS, workers=2,
+                  train_profile="study", train_overrides=_EVERY_RUN),
 }
 #: measured agent steps per second on DeepSea-12, one core of a 2-core x86_64 machine beside a busy one
 #: (``pcnn-explore train --env DeepSea-12-v0 [--bonus cts|pixelcnn] --steps 30000 --no-tensorboard``, the
@@ -87,6 +107,12 @@ def lines(profile: str) -> list[StudyVariant]:
     from pcnn_explore.run.lines import line
 
     return [line(k) for k in LINE_KEYS[profile]]
+
+
+def plan(s: DeepSeaStudySettings, variants: Sequence[StudyVariant]) -> list[tuple[str, int, int, int]]:
+    """Every run of the profile's part of the protocol, ``(line, seed, N, episode cap)``, size-major as
+    the runs are made (the paper profile: 21 sizes x 4 lines x 6 seeds, 10,000 episodes each)."""
+    return [(v.key, int(seed), int(n), s.episode_cap(n)) for n in s.sizes for v in variants for seed in s.seeds]
 
 
 def protocol_part(s: DeepSeaStudySettings) -> str:
@@ -129,12 +155,109 @@ def run(s: DeepSeaStudySettings, variants: Sequence[StudyVariant], output_dir: s
     return run_study(s, variants, output_dir, progress=progress)
 
 
+def _store_cap(s: DeepSeaStudySettings) -> int:
+    """The one episode cap of a store-backed run (ValueError where the sizes have several, or the runs
+    are not on bsuite's map)."""
+    caps = {s.episode_cap(n) for n in s.sizes}
+    if len(caps) != 1:
+        raise ValueError(f"a bsuite store holds runs of one episode cap; these sizes have {sorted(caps)}: give one "
+                         "episodes value")
+    if any(s.mapping_of(seed) not in (None, 42) for seed in s.seeds):
+        raise ValueError("bsuite's logs are of bsuite's map (mapping seed 42): leave mapping_seed unset")
+    return caps.pop()
+
+
+def run_into_store(s: DeepSeaStudySettings, variants: Sequence[StudyVariant], output_dir: str | os.PathLike,
+                   store: str | os.PathLike, progress: bool = False) -> dict:
+    """Run the runs of :func:`plan` whose finished bsuite log is not in ``store`` under
+    ``output_dir/runs`` (resuming any unfinished one from its checkpoint), through the sweep executors
+    (:func:`~pcnn_explore.experiments.agents.agent_runs.run_specs`: ``$PCNN_EXPLORE_EXECUTOR`` local
+    or ray), then add each finished run's log to the store (:func:`pcnn_explore.sweep.bsuite_store.keep`),
+    on an interruption too. Returns ``{"planned", "in_store_before", "ran", "kept", "wall_s"}``.
+    Everything is checked before any run: the stop rule, one episode cap, bsuite's map, the store's
+    record (ValueError)."""
+    import time
+
+    from pcnn_explore.experiments.agents.agent_runs import run_specs
+    from pcnn_explore.experiments.agents.deep_sea_study import study_specs
+    from pcnn_explore.sweep import bsuite_store
+
+    if dict(s.train_overrides).get("stop_when_solved") is not True:
+        raise ValueError("notebook 14's runs stop when solved: give train_overrides with stop_when_solved=True")
+    cap = _store_cap(s)
+    profile = s.train_profile or s.profile
+    bsuite_store.check_manifest(store, {v.key: profile for v in variants}, cap)
+    specs = study_specs(s, variants, Path(output_dir) / "runs")
+    keys = [(sp.key, sp.seed, n) for sp in specs for n in [int(sp.env.split("-")[1])]]
+    todo = [specs[i] for i in bsuite_store.pending(keys, store, cap)]
+    start, kept = time.monotonic(), 0
+    try:
+        run_specs(todo, s.workers, progress=progress)
+    finally:
+        for sp in todo:
+            n = int(sp.env.split("-")[1])
+            kept += bsuite_store.keep(store, sp.key, sp.seed, n, sp.out_dir, cap, profile) is not None
+    return {"planned": len(specs), "in_store_before": len(specs) - len(todo), "ran": len(todo), "kept": kept,
+            "wall_s": time.monotonic() - start}
+
+
+def read_store(s: DeepSeaStudySettings, variants: Sequence[StudyVariant], store: str | os.PathLike) -> dict:
+    """What ``store`` holds of :func:`plan`: ``{"rows" (:func:`pcnn_explore.sweep.bsuite_store.scaling_rows`,
+    in the plan's order), "caps", "labels", "source", "part", "done", "planned", "sizes_done"
+    ({line: sizes with every seed's log})}``; ``part`` is "whole protocol" only where the store holds
+    every run of a whole-protocol plan, else it says how much it holds."""
+    from pcnn_explore.sweep import bsuite_store
+
+    cap = _store_cap(s)
+    keys = [(k, seed, n) for k, seed, n, _ in plan(s, variants)]
+    rows = bsuite_store.scaling_rows(store, cap, keys)
+    have = {(r["variant"], r["seed"], r["size"]) for r in rows}
+    sizes_done = {v.key: [n for n in s.sizes if all((v.key, seed, n) in have for seed in s.seeds)] for v in variants}
+    part = protocol_part(s)
+    if len(rows) < len(keys):
+        part = f"partial protocol: {len(rows)} of {len(keys)} runs of the {part} in the store"
+    return {"rows": rows, "caps": {n: cap for n in s.sizes}, "labels": {v.key: v.display for v in variants},
+            "source": f"bsuite logs in {store}", "part": part, "done": len(rows), "planned": len(keys),
+            "sizes_done": sizes_done}
+
+
+#: the store's folder in the notebook's output folder (the report's ``14_deep_sea_scaling/protocol``)
+STORE_NAME = "protocol"
+
+
+def store_folder(output_dir: str | os.PathLike, store: str | os.PathLike | None = None) -> Path:
+    """The bsuite store the notebook uses: ``store`` where given, else ``output_dir/protocol``."""
+    return Path(store) if store is not None else Path(output_dir) / STORE_NAME
+
+
+def whole_protocol(store: str | os.PathLike) -> dict | None:
+    """The paper profile's protocol as far as ``store`` holds it, beside a study run: ``{"part",
+    "source", "done", "planned", "sizes_done", "lines" (:func:`summarise` per line)}``; None where the
+    store holds no log of it."""
+    s, variants = settings("paper"), lines("paper")
+    if not Path(store).is_dir():
+        return None
+    data = read_store(s, variants, store)
+    if not data["rows"]:
+        return None
+    return {"part": data["part"], "source": data["source"], "done": data["done"], "planned": data["planned"],
+            "sizes_done": data["sizes_done"], "rows": data["rows"],
+            "lines": summarise(data["rows"], data["caps"], data["labels"])}
+
+
 def collect(s: DeepSeaStudySettings, variants: Sequence[StudyVariant], output_dir: str | os.PathLike,
-            sweep_dir: str | os.PathLike | None = None, progress: bool = False) -> dict:
+            sweep_dir: str | os.PathLike | None = None, progress: bool = False,
+            store: str | os.PathLike | None = None) -> dict:
     """The scaling rows to summarise: ``{"rows", "caps" ({N: episode cap}), "labels", "source", "part"}``,
     from the notebook's own runs (:func:`run`), or, with ``sweep_dir``, from a finished sweep's report
     (:func:`read_sweep_report`: its variants and seeds, the protocol's 10K cap, its sizes' part of the
-    protocol)."""
+    protocol), or, with ``store``, from the bsuite logs of a store after running what it lacks
+    (:func:`run_into_store`, :func:`read_store`; ``"ran"`` says what this call ran)."""
+    if store is not None:
+        if sweep_dir is not None:
+            raise ValueError("give a store or a sweep's folder, not both")
+        ran = run_into_store(s, variants, output_dir, store, progress=progress)
+        return {**read_store(s, variants, store), "ran": ran, "wall_min": ran["wall_s"] / 60}
     if sweep_dir is not None:
         rows = read_sweep_report(sweep_dir)["rows"]
         sizes = tuple(sorted({r["size"] for r in rows}))
@@ -281,14 +404,18 @@ def score_figure(summary: Mapping[str, dict], part: str):
 
 
 def metrics(profile: str, part: str, summary: Mapping[str, dict], source: str, s: DeepSeaStudySettings | None = None,
-            variants: Sequence[StudyVariant] = (), b: dict | None = None) -> dict:
+            variants: Sequence[StudyVariant] = (), b: dict | None = None, whole: Mapping | None = None) -> dict:
     """metrics.json: the profile, the part of the protocol (sizes, episodes, seeds; "partial protocol"
     or "whole protocol"), where the runs came from, each line's values (:func:`summarise`) with its
-    kind, and the worst-case budget."""
+    kind, the worst-case budget and, beside a study run, the whole protocol as far as the store holds
+    it (:func:`whole_protocol`, without its rows)."""
     kinds = {v.key: v.kind for v in variants}
     protocol = {"part": part, "source": source}
     if s is not None:
         protocol.update(sizes=list(s.sizes), episodes=[s.episode_cap(n) for n in s.sizes], seeds=list(s.seeds),
                         stop_when_solved=bool(dict(s.train_overrides).get("stop_when_solved")))
-    return {"profile": profile, "protocol": protocol, "budget": b,
-            "lines": {k: {**x, "kind": kinds.get(k)} for k, x in summary.items()}}
+    out = {"profile": profile, "protocol": protocol, "budget": b,
+           "lines": {k: {**x, "kind": kinds.get(k)} for k, x in summary.items()}}
+    if whole is not None:
+        out["whole_protocol"] = {k: v for k, v in whole.items() if k != "rows"}
+    return out

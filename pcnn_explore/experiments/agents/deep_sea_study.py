@@ -12,7 +12,9 @@ API (every agent notebook, 07-10 and 13, can use it):
   seed is the unit), ``workers`` (runs at once), ``mapping_seed`` (None: bsuite's 42; an integer:
   that mapping for every run; ``"per_seed"``: each seed its own declared mapping seed,
   :func:`pcnn_explore.experiments.agents.preregistered.mapping_for`, drawn by bsuite's rule),
-  ``train_overrides`` (TrainConfig fields for every run). Presets ``smoke`` / ``study`` / ``paper``
+  ``train_overrides`` (TrainConfig fields for every run), ``train_profile`` (the TrainConfig preset
+  each run starts from; None: ``profile``, so a notebook profile can ask for bsuite's budget while
+  its runs keep the study preset's DQN). Presets ``smoke`` / ``study`` / ``paper``
   (``for_notebook(profile, seed=..., n_seeds=..., sizes=..., episodes=...)``).
 - :func:`study_specs` (the RunSpecs: env ``DeepSea-N-v0``, steps = episodes x N, since every DeepSea
   episode lasts exactly N agent steps; a line's per-size settings resolved for N, e.g.
@@ -102,6 +104,8 @@ class DeepSeaStudySettings(ExperimentSettings):
     workers: int = 2
     mapping_seed: int | str | None = None
     train_overrides: tuple[tuple[str, Any], ...] = ()
+    #: the TrainConfig preset of every run (None: ``profile``)
+    train_profile: str | None = None
 
     def __post_init__(self) -> None:
         for name in ("sizes", "episodes", "seeds"):
@@ -121,6 +125,8 @@ class DeepSeaStudySettings(ExperimentSettings):
         from pcnn_explore.profiles import check_profile
 
         check_profile(self.profile)
+        if self.train_profile is not None:
+            check_profile(self.train_profile)
 
         def whole(x) -> bool:
             return not isinstance(x, bool) and isinstance(x, (int, np.integer))
@@ -225,7 +231,8 @@ def study_specs(settings: DeepSeaStudySettings, variants: Sequence[StudyVariant]
                 mapping = settings.mapping_of(s)
                 if mapping is not None:
                     fields["mapping_seed"] = mapping
-                specs.append(RunSpec(v.variant, env, int(s), settings.episode_cap(n) * int(n), settings.profile,
+                specs.append(RunSpec(v.variant, env, int(s), settings.episode_cap(n) * int(n),
+                                     settings.train_profile or settings.profile,
                                      str(Path(out_root) / env / f"{v.key}_s{s}"), tuple(sorted(fields.items())),
                                      v.key, v.display))
     return specs

@@ -1,0 +1,140 @@
+"""The bsuite store: finished deep-sea logs kept across sessions, so bsuite's whole protocol can be done
+in parts. A log is finished when bsuite's rule holds at a logged row within the cap or it reaches the
+cap; only finished logs enter; a run whose log is there is not run again; another cap or training
+profile is refused; the store reads back as scaling rows bsuite would score alike. Notebook 14's paper
+profile plans all 21 sizes at bsuite's 10,000 episodes and runs through the store; the sweep does the
+same with --bsuite-store."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from pcnn_explore.envs.bsuite_log import read_bsuite_log, score_bsuite_logs
+from pcnn_explore.envs.deep_sea_protocol import PROTOCOL_EPISODES, PROTOCOL_SIZES
+from pcnn_explore.run.log import LOG_COLUMNS
+from pcnn_explore.sweep import bsuite_store as bs
+
+S, F = True, False
+
+
+def _log(folder: Path, size: int, episodes: list[bool]) -> Path:
+    """A DeepSea run's log.csv as the loop writes it: N steps an episode, return 0.99 with the +1."""
+    folder.mkdir(parents=True, exist_ok=True)
+    lines, step = [",".join(LOG_COLUMNS)], 0
+    for i, s in enumerate(episodes):
+        step += size
+        v = dict(step=step, episode=i, length=size, complete=1, epsilon=0.05, wall_seconds=1.0, intrinsic_return=0.0,
+                 intrinsic_mean=0.0, distinct_cells=3, density_updates=0)
+        v["return"] = 0.99 if s else 0.0
+        lines.append(",".join(str(v.get(c, "nan")) for c in LOG_COLUMNS))
+    (folder / "log.csv").write_text("\n".join(lines) + "\n")
+    return folder
+
+
+def test_a_log_is_finished_when_bsuites_rule_holds_within_the_cap_or_it_reaches_the_cap():
+    cols = lambda episode, bad: {"episode": np.array(episode), "total_bad_episodes": np.array(bad)}  # noqa: E731
+    assert bs.finished(cols([1, 2, 10, 12], [1, 2, 9, 9]), cap=100)  # 9 / 12 < 0.9 at the last row
+    assert not bs.finished(cols([1, 2, 10, 12], [1, 2, 10, 12]), cap=100)  # cut before the cap, never solved
+    assert bs.finished(cols([1, 2, 10], [1, 2, 10]), cap=10)  # ran to its cap
+    assert not bs.finished(cols([], []), cap=10)
+
+
+def test_keep_takes_finished_runs_only_and_records_what_made_them(tmp_path):
+    store = tmp_path / "store"
+    solved = _log(tmp_path / "a", 10, [F] * 9 + [S] * 3)  # 9 / 12 < 0.9: bsuite finds it at its logged 12
+    cut = _log(tmp_path / "b", 12, [F] * 30)  # stopped at 30 of 100 episodes, never solved: not finished
+    capped = _log(tmp_path / "c", 12, [F] * 100)  # ran its 100 episodes
+    path = bs.keep(store, "kit", 701, 10, solved, cap=100, profile="study")
+    assert path == store / "kit" / "seed701" / "bsuite_id_-_deep_sea-0.csv"
+    assert list(read_bsuite_log(path)["episode"])[-3:] == [9, 10, 12]
+    assert bs.keep(store, "kit", 701, 12, cut, cap=100, profile="study") is None
+    assert bs.keep(store, "dqn", 701, 12, capped, cap=100, profile="study") is not None
+    assert bs.keep(store, "kit", 702, 10, tmp_path / "nothing", cap=100, profile="study") is None  # no log yet
+    assert sorted(bs.stored(store, 100)) == [("dqn", 701, 12), ("kit", 701, 10)]
+    assert json.loads((store / "store.json").read_text())["episodes"] == 100
+    assert json.loads((store / "store.json").read_text())["lines"] == {"dqn": {"profile": "study"},
+                                                                      "kit": {"profile": "study"}}
+    # another cap, or the same line from another training profile, is refused, not mixed in
+    with pytest.raises(ValueError, match="holds runs of 100 episodes and these run 200"):
+        bs.keep(store, "kit", 702, 10, solved, cap=200, profile="study")
+    with pytest.raises(ValueError, match="holds line 'kit' trained with the 'study' profile and these runs use 'paper'"):
+        bs.keep(store, "kit", 702, 10, solved, cap=100, profile="paper")
+    with pytest.raises(ValueError, match="N = 10, 12, ..., 50"):
+        bs.keep(store, "kit", 702, 11, solved, cap=100, profile="study")
+    # what is in the store is not run again; the rest is, in the order asked
+    keys = [("kit", 701, 10), ("kit", 701, 12), ("dqn", 701, 12), ("dqn", 701, 10)]
+    assert bs.pending(keys, store, 100) == [1, 3]
+
+
+def test_the_store_reads_back_as_bsuite_scores_it(tmp_path):
+    store = tmp_path / "store"
+    for n, episodes in ((10, [F] * 9 + [S] * 3), (12, [F] * 100), (14, [S] * 2)):
+        bs.keep(store, "kit", 701, n, _log(tmp_path / f"r{n}", n, episodes), cap=100, profile="study")
+    rows = bs.scaling_rows(store, 100)
+    assert [(r["size"], r["solved"], r["bsuite_solve_episode"], r["counts_for_score"], r["episodes_run"]) for r in rows] == [
+        (10, 1, 12, 1, 12), (12, 0, None, 0, 100), (14, 1, 1, 1, 2)]
+    # bsuite's own reading of the same folder: 2 of 3 sizes solved in time
+    score, solves = score_bsuite_logs(store / "kit" / "seed701", episodes=100)
+    assert score == pytest.approx(2 / 3) and solves == {10: 12, 12: None, 14: 1}
+    # a damaged or unfinished file is left out (run again), never read as a result
+    (store / "kit" / "seed701" / "bsuite_id_-_deep_sea-3.csv").write_text("steps,episode\n1,1\n")
+    assert [r["size"] for r in bs.scaling_rows(store, 100)] == [10, 12, 14]
+    (store / "store.json").write_text("{")
+    with pytest.raises(ValueError, match="store.json is not readable JSON"):
+        bs.check_manifest(store, {"kit": "study"}, 100)
+
+
+def test_the_paper_profiles_plan_is_bsuites_whole_protocol():
+    from pcnn_explore.experiments.agents import deep_sea_scaling as dss
+
+    s, lines = dss.settings("paper"), dss.lines("paper")
+    plan = dss.plan(s, lines)
+    assert sorted({n for _, _, n, _ in plan}) == list(PROTOCOL_SIZES) and len(PROTOCOL_SIZES) == 21
+    assert {cap for *_, cap in plan} == {PROTOCOL_EPISODES} == {10_000}
+    assert [v.key for v in lines] == ["kit", "paper_cts", "paper_cts_horizon", "dqn"]
+    assert s.seeds == (701, 702, 703, 704, 705, 706) and len(plan) == 21 * 4 * 6
+    assert s.train_profile == "study" and s.mapping_seed is None and dict(s.train_overrides)["stop_when_solved"]
+    assert dss.protocol_part(s) == "whole protocol"
+
+
+def test_the_paper_plan_on_two_small_sizes_at_the_smoke_budget_runs_into_the_store(tmp_path, monkeypatch):
+    from pcnn_explore.experiments.agents import deep_sea_scaling as dss
+
+    monkeypatch.setenv("PCNN_EXPLORE_EXECUTOR", "local")
+    s = dss.settings("paper", sizes=(10, 12), episodes=(10,))  # the paper's lines and seeds; smoke's 10 episodes
+    lines, store = dss.lines("paper"), tmp_path / "protocol"
+    first = dss.collect(s, lines, tmp_path / "out", store=store)
+    assert first["ran"]["planned"] == first["ran"]["ran"] == first["ran"]["kept"] == 2 * 4 * 6
+    assert first["done"] == first["planned"] == 48 and first["part"] == "partial protocol"
+    assert sorted(p.name for p in store.iterdir()) == ["dqn", "kit", "paper_cts", "paper_cts_horizon", "store.json"]
+    # the same call again runs nothing: every run's finished log is in the store
+    again = dss.collect(s, lines, tmp_path / "elsewhere", store=store)
+    assert again["ran"]["ran"] == 0 and again["ran"]["in_store_before"] == 48 and again["rows"] == first["rows"]
+    assert not (tmp_path / "elsewhere" / "runs").exists()
+    summary = dss.summarise(again["rows"], again["caps"], again["labels"])
+    assert list(summary) == ["kit", "paper_cts", "paper_cts_horizon", "dqn"]
+    assert all(len(x["per_seed_score"]) == 6 for x in summary.values())
+    # a log lost from the store is run again (the run's own folder reads it back), and only it
+    (store / "dqn" / "seed703" / "bsuite_id_-_deep_sea-1.csv").unlink()
+    third = dss.collect(s, lines, tmp_path / "out", store=store)
+    assert third["ran"]["ran"] == 1 and third["ran"]["kept"] == 1 and third["rows"] == first["rows"]
+
+
+def test_the_sweep_keeps_its_deep_sea_trials_in_the_store(tmp_path, capsys, monkeypatch):
+    from pcnn_explore.cli import main
+
+    store, out = tmp_path / "protocol", tmp_path / "sweep"
+    args = ["sweep", "--envs", "DeepSea-10-v0,DeepSea-12-v0", "--lines", "kit,dqn", "--seeds", "701", "--episodes", "10",
+            "--set", "stop_when_solved=true", "--set", "tensorboard=false", "--executor", "local", "--no-progress",
+            "--out", str(out), "--bsuite-store", str(store)]
+    assert main(args) == 0
+    assert "4 finished trial logs added" in capsys.readouterr().err
+    assert len(bs.stored(store, 10)) == 4
+    assert main(args + ["--dry-run"]) == 0
+    assert capsys.readouterr().out.strip() == f"0 trials in {out} (4 more already in {store})"
+    # not bsuite's: refused before anything runs
+    assert main(args[:2] + ["DeepSea-11-v0"] + args[3:]) == 2
+    assert "of N = 10, 12, ..., 50 only; DeepSea-11-v0 is not one" in capsys.readouterr().err
