@@ -235,11 +235,16 @@ class Grid:
     episodes: int | None = None
 
     def check(self) -> None:
-        """Raise :class:`SweepError` for an empty, repeated or unknown env, variant or seed, or a bad share."""
-        from pcnn_explore.envs import check_env_id
-        from pcnn_explore.run.variants import check_variant
-        from pcnn_explore.profiles import check_profile
+        """Raise :class:`SweepError` for an empty, repeated or unknown env, variant, line or seed, a bad
+        share, episode count or ``set`` axis: each kind of check in its own method below."""
+        self._check_lists()
+        self._check_lines()
+        self._check_names()
+        self._check_shares()
+        self._check_episodes()
+        self._check_set()
 
+    def _check_lists(self) -> None:
         for key, what in (("envs", "env ids"), ("variants", "variant names"), ("lines", "named lines"),
                           ("seeds", "seeds")):
             values = getattr(self, key)
@@ -250,24 +255,34 @@ class Grid:
                                  + (" or --lines" if key == "variants" else ""))
             if len(set(values)) != len(values):
                 raise SweepError(f"{key} repeat: {', '.join(map(str, values))}")
-        if self.lines:
-            from pcnn_explore.run.lines import LINES
+        for s in self.seeds:
+            if isinstance(s, bool) or not isinstance(s, int) or s < 0:
+                raise SweepError(f"seeds must be non-negative integers, got {s!r}")
 
-            for name in self.lines:
-                if name not in LINES:
-                    raise SweepError(f"unknown line {name!r} in lines: choose one of {', '.join(LINES)}")
-                if LINES[name].per_size:  # e.g. paper_cts_horizon: its bonus scale is one per DeepSea size
-                    from pcnn_explore.envs.deep_sea import deep_sea_size
+    def _check_lines(self) -> None:
+        if not self.lines:
+            return
+        from pcnn_explore.envs.deep_sea import deep_sea_size
+        from pcnn_explore.run.lines import LINES
 
-                    other = [e for e in self.envs if deep_sea_size(e) is None]
-                    if other:
-                        raise SweepError(f"line {name!r} sets {', '.join(k for k, _ in LINES[name].per_size)} per "
-                                         f"DeepSea size N and {other[0]} is no DeepSea-N-v0: run that line on DeepSea "
-                                         "envs only")
-            both = [name for name in self.lines if name in self.variants]
-            if both:
-                raise SweepError(f"{both[0]} is both a variant and a line of the grid, and both would be run in "
-                                 f"the folder {both[0]}: give it once")
+        for name in self.lines:
+            if name not in LINES:
+                raise SweepError(f"unknown line {name!r} in lines: choose one of {', '.join(LINES)}")
+            other = [e for e in self.envs if deep_sea_size(e) is None]
+            if LINES[name].per_size and other:  # e.g. paper_cts_horizon: its bonus scale is one per DeepSea size
+                raise SweepError(f"line {name!r} sets {', '.join(k for k, _ in LINES[name].per_size)} per "
+                                 f"DeepSea size N and {other[0]} is no DeepSea-N-v0: run that line on DeepSea "
+                                 "envs only")
+        both = [name for name in self.lines if name in self.variants]
+        if both:
+            raise SweepError(f"{both[0]} is both a variant and a line of the grid, and both would be run in "
+                             f"the folder {both[0]}: give it once")
+
+    def _check_names(self) -> None:
+        from pcnn_explore.envs import check_env_id
+        from pcnn_explore.profiles import check_profile
+        from pcnn_explore.run.variants import check_variant
+
         try:
             check_profile(self.profile)
             for e in self.envs:
@@ -276,29 +291,33 @@ class Grid:
                 check_variant(v)
         except (ValueError, TypeError) as e:
             raise SweepError(str(e)) from None
-        for s in self.seeds:
-            if isinstance(s, bool) or not isinstance(s, int) or s < 0:
-                raise SweepError(f"seeds must be non-negative integers, got {s!r}")
+        if not isinstance(self.out, (str, Path)) or not str(self.out):
+            raise SweepError("out must name the sweep's folder (--out DIR)")
+
+    def _check_shares(self) -> None:
         for key in ("cpus_per_trial", "gpus_per_trial"):
             v = getattr(self, key)
             low_ok = v > 0 if key == "cpus_per_trial" else v >= 0
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or not low_ok:
                 raise SweepError(f"{key} must be a {'positive' if key == 'cpus_per_trial' else 'non-negative'} "
                                  f"number (a fraction shares a device), got {v!r}")
-        if not isinstance(self.out, (str, Path)) or not str(self.out):
-            raise SweepError("out must name the sweep's folder (--out DIR)")
-        if self.episodes is not None:
-            from pcnn_explore.envs.deep_sea import deep_sea_size
 
-            if isinstance(self.episodes, bool) or not isinstance(self.episodes, int) or self.episodes < 1:
-                raise SweepError(f"episodes must be a positive integer (episodes per DeepSea trial), "
-                                 f"got {self.episodes!r}")
-            fixed = [e for e in self.envs if deep_sea_size(e) is None]
-            if fixed:
-                raise SweepError(f"episodes sets a DeepSea trial's steps to episodes x N; {fixed[0]} has no fixed "
-                                 "episode length: leave episodes out and set steps (--set steps=N)")
-            if "steps" in self.set:
-                raise SweepError("episodes and set steps both give the trials' steps: keep one")
+    def _check_episodes(self) -> None:
+        if self.episodes is None:
+            return
+        from pcnn_explore.envs.deep_sea import deep_sea_size
+
+        if isinstance(self.episodes, bool) or not isinstance(self.episodes, int) or self.episodes < 1:
+            raise SweepError(f"episodes must be a positive integer (episodes per DeepSea trial), "
+                             f"got {self.episodes!r}")
+        fixed = [e for e in self.envs if deep_sea_size(e) is None]
+        if fixed:
+            raise SweepError(f"episodes sets a DeepSea trial's steps to episodes x N; {fixed[0]} has no fixed "
+                             "episode length: leave episodes out and set steps (--set steps=N)")
+        if "steps" in self.set:
+            raise SweepError("episodes and set steps both give the trials' steps: keep one")
+
+    def _check_set(self) -> None:
         for name, values in self.set.items():
             _check_field(name, "set")
             if not values:
