@@ -134,6 +134,15 @@ def test_a_not_testable_claim_gives_its_reason_and_a_number_without_an_interval(
     assert row.reason == "not testable: too few seeds at this profile"
 
 
+def test_a_reason_whose_detail_runs_past_a_semicolon_keeps_its_bracket_closed():
+    m = {"profile": "study", "claims": {"c": {
+        "kind": "paper", "claim": "DQN-PixelCNN solves it", "verdict": "not testable", "test": "not_testable",
+        "sentence": "not testable: too few seeds at this profile (needs 39 per line, power 0.00 with 40; its lines "
+                    "(paper_pixelcnn) do not fit the budget)"}}}
+    (claim,) = claims_of("98_y", m)
+    assert claim.reason == "too few seeds at this profile (needs 39 per line, power 0.00 with 40)"
+
+
 def test_the_decision_rule_counts_the_claims_tested():
     m = {"profile": "study", "claims": {
         "a": _record("agrees", [1.0] * 6, [0.0] * 6, 0.016, "agrees"),

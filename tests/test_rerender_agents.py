@@ -42,3 +42,24 @@ def test_a_claim_its_design_cannot_power_stays_too_few_seeds():
     metrics = {"profile": "study", "summary": {"verdict": "agrees: ..."}, "claims": {"robust_c1": record}}
     again = redecide("09_pg_scale", metrics)["claims"]["robust_c1"]
     assert (again["verdict"], again["reason"], again["sentence"]) == ("not testable", TOO_FEW_SEEDS, sentence)
+
+
+def test_a_reactor_run_re_rendered_keeps_every_word_it_wrote():
+    import math
+
+    from pcnn_explore.experiments.agents import reactor_study as rs
+
+    seeds = tuple(range(701, 711))
+    lines = ("reactor", "reactor_cts", "cts_mmc")
+    per = {v: {"auc": list(a), "late": list(a), "solved": [0.0] * 10, "solve_episode": [401.0] * 10,
+               "bsuite_solve_episode": [401.0] * 10}
+           for v, a in zip(lines, ([0.0] * 10, [0.5] * 5 + [0.7] * 5, [0.4] * 3 + [0.9] * 7))}
+    study = {"per_seed": per, "dqn_mmc_beta": 0.1, "runs": [],
+             "traces": {"reactor": {"from_start_product": [math.nan] * 10},
+                        "reactor_cts": {"from_start_product": [0.8] * 10}}}
+    claims = rs.decide(study, seeds, lines)
+    metrics = {"profile": "study", "summary": {"verdict": rs.overall("study", claims), "claims": claims}}
+    again = redecide("13_reactor", metrics)["summary"]["claims"]
+    for key, c in claims.items():
+        assert (again[key]["word"], again[key]["sentence"]) == (c["word"], c["sentence"]), key
+    assert again["traces_cut"]["sentence"].startswith("differs: MMC mix 0.1 - prod c from x_0 (Reactor-CTS) = -0.7")

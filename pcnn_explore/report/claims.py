@@ -230,6 +230,8 @@ def _reason(word: str, sentence: str, smoke: bool) -> str:
     at = text.lower().find(reason)
     if at >= 0:
         tail = text[at + len(reason):].split(";")[0].strip(" :")
+        if tail.startswith("(") and tail.count("(") > tail.count(")"):  # its detail went on past the ";"
+            tail += ")"
         bracket = re.match(r"\([^()]*\)", tail)
         tail = bracket.group(0) if bracket else tail
     else:

@@ -146,6 +146,10 @@ def _agent_claim(name: str, key: str, c: Mapping, control: list[float] | None) -
     labels = list(c.get("labels") or [])
     what = str(c.get("quantity") or "").replace("_", " ")
     text = f"{what} {' - '.join(labels)}".strip()
+    if name.startswith("13") and len(labels) == 2:  # 13 writes its measures its own way
+        from pcnn_explore.experiments.agents.reactor_claims import measure_text
+
+        text = measure_text(str(c.get("quantity")), labels, c.get("mmc_beta"))
     direction = _direction(plan, c)
     if test == "fisher":
         v = solved_verdict({i: x >= 0.5 for i, x in enumerate(a)}, {i: x >= 0.5 for i, x in enumerate(b)}, direction,

@@ -21,7 +21,7 @@ from pcnn_explore.verdicts import (
 )
 from pcnn_explore.experiments.agents.reactor_lines import LINES
 
-__all__ = ["PAPER", "ReactorClaim", "CLAIMS", "NOT_TESTABLE", "decide", "overall", "kit_overall"]
+__all__ = ["PAPER", "ReactorClaim", "CLAIMS", "NOT_TESTABLE", "measure_text", "decide", "overall", "kit_overall"]
 
 #: the paper verdict of a smoke run, which checks the plumbing only
 SMOKE = not_testable(TOO_FEW_SEEDS, "smoke runs check the plumbing only")
@@ -88,6 +88,14 @@ def _by_seed(values, seeds) -> dict[int, float]:
     return {int(s): float(x) for s, x in zip(seeds, values)}
 
 
+def measure_text(quantity: str, labels, beta: float | None = None) -> str:
+    """The words of what a claim measures, as its sentence writes them: ``AUC Reactor-CTS - Reactor``;
+    for the trace product, ``MMC mix 0.1 - prod c from x_0 (Reactor-CTS)``."""
+    if quantity == "from_start_product":
+        return f"MMC mix {beta:g} - prod c from x_0 ({labels[0]})"
+    return f"{quantity.upper()} {labels[0]} - {labels[1]}"
+
+
 def decide(study: dict[str, Any], seeds, variants, level: float = LEVEL) -> dict[str, dict[str, Any]]:
     """Each claim of :data:`CLAIMS` whose lines were all run, as ``{"kind", "claim", "lines", "labels",
     "quantity", "test", "word", "p_value", "n", "estimate", "interval", "values", "values_b",
@@ -114,11 +122,11 @@ def decide(study: dict[str, Any], seeds, variants, level: float = LEVEL) -> dict
                                                   "first step; the test needs 6 or more"), **extra}
             else:
                 v = progress_verdict([beta - p for p in got.values()], 0.0, level,
-                                     claim=f"MMC mix {beta:g} - prod c from x_0 ({labels[0]})")
+                                     claim=measure_text(c.quantity, labels, beta))
                 out[c.name] = {**head, **_fields(v), **extra}
             continue
         a, b = (_by_seed(per[k][c.quantity], seeds) for k in c.lines)
-        v = paired_verdict(a, b, "greater", level, claim=f"{c.quantity.upper()} {labels[0]} - {labels[1]}")
+        v = paired_verdict(a, b, "greater", level, claim=measure_text(c.quantity, labels))
         out[c.name] = {**head, **_fields(v)}
     return out
 
