@@ -63,7 +63,8 @@ from pcnn_explore.envs.deep_sea_protocol import (
     solve_episode,
     solved_in_time,
 )
-from pcnn_explore.experiments.agents.preregistered import PER_SEED, PILOT_SEEDS, STUDY_DESIGN, mapping_for
+from pcnn_explore.experiments.agents.preregistered import (PER_SEED, PILOT_SEEDS, STUDY_DESIGN, check_mapping_seed,
+                                                           mapping_of)
 from pcnn_explore.profiles import ExperimentSettings
 from pcnn_explore.run.lines import StudyVariant, study_variant
 
@@ -143,16 +144,11 @@ class DeepSeaStudySettings(ExperimentSettings):
             raise ValueError(f"seeds must be distinct non-negative integers, got {self.seeds!r}")
         if not whole(self.workers) or self.workers < 1:
             raise ValueError(f"workers must be a positive integer, got {self.workers!r}")
-        if self.mapping_seed is not None and self.mapping_seed != PER_SEED and (
-                not whole(self.mapping_seed) or self.mapping_seed < 0):
-            raise ValueError(f"mapping_seed must be a non-negative integer, {PER_SEED!r} (each seed its declared "
-                             f"mapping, preregistered.mapping_for) or None (bsuite's 42), got {self.mapping_seed!r}")
+        check_mapping_seed(self.mapping_seed)
 
     def mapping_of(self, seed: int) -> int | None:
         """The mapping seed of ``seed``'s runs (None: the env's, bsuite's 42)."""
-        if self.mapping_seed == PER_SEED:
-            return mapping_for(int(seed))
-        return None if self.mapping_seed is None else int(self.mapping_seed)
+        return mapping_of(self.mapping_seed, seed)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -54,6 +54,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+import numpy as np
+
 from pcnn_explore.experiments.agents.preregistered_power import (  # the pilot's numbers, importable from here
     DESIGNS,
     POWER,
@@ -62,7 +64,7 @@ from pcnn_explore.experiments.agents.preregistered_power import (  # the pilot's
 __all__ = ["TUNING_SEEDS", "TUNING_MAPPINGS", "PILOT_SEEDS", "VERDICT_SEEDS", "VERDICT_SEED_POOL", "VERDICT_MAPPINGS",
            "PER_SEED", "DESIGNS", "POWER", "SCORE_SESOI", "SCORE_MARGIN", "COVERAGE_SESOI", "FIRST_SUCCESS_SESOI",
            "FOUND_SESOI",
-           "MAPPING_OFFSET", "MAPPING_RULE", "mapping_for", "STUDY_DESIGN", "VERDICT_MAPPING", "LEVEL", "Claim", "Plan", "PLANS",
+           "MAPPING_OFFSET", "MAPPING_RULE", "mapping_for", "check_mapping_seed", "mapping_of", "refuse_seen_seeds", "STUDY_DESIGN", "VERDICT_MAPPING", "LEVEL", "Claim", "Plan", "PLANS",
            "QUANTITIES", "TESTS", "plan", "NOTEBOOK_FIGURES", "PIXELCNN_CANNOT_COUNT", "PIXELCNN_BEATS_CTS_ON_DEEP_SEA",
            "RUN_WITH_CTS"]
 
@@ -94,6 +96,32 @@ def mapping_for(seed: int) -> int:
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
     return int(seed) + MAPPING_OFFSET
+
+
+def check_mapping_seed(setting) -> None:
+    """Refuse (ValueError) a ``mapping_seed`` setting that is none of: None (bsuite's 42 for every
+    seed), a non-negative integer (that map for every seed), :data:`PER_SEED` (:func:`mapping_for`)."""
+    whole = not isinstance(setting, bool) and isinstance(setting, (int, np.integer)) and setting >= 0
+    if setting is not None and setting != PER_SEED and not whole:
+        raise ValueError(f"mapping_seed must be a non-negative integer, {PER_SEED!r} (each seed its declared mapping, "
+                         f"preregistered.mapping_for) or None (bsuite's 42), got {setting!r}")
+
+
+def mapping_of(setting, seed: int) -> int | None:
+    """The mapping seed a run of ``seed`` gets under the ``mapping_seed`` setting (None: the env's, 42)."""
+    if setting == PER_SEED:
+        return mapping_for(int(seed))
+    return None if setting is None else int(setting)
+
+
+def refuse_seen_seeds(seeds, who: str, use: str) -> None:
+    """Refuse (ValueError, one line) a study that would decide ``who``'s verdicts on a tuning seed or a
+    seen seed (401-410, pilot data now); ``use``: the seeds to give instead."""
+    for seen, what in ((TUNING_SEEDS, "tuning seeds (preregistered.TUNING_SEEDS)"),
+                       (PILOT_SEEDS, "seen seeds, pilot data now (preregistered.PILOT_SEEDS)")):
+        used = sorted(set(seeds) & set(seen))
+        if used:
+            raise ValueError(f"seeds {used} are {what}: no verdict {who}is decided on them; use {use}")
 
 
 #: the verdict seeds' mapping seeds, seed -> mapping seed (:func:`mapping_for`), declared with them

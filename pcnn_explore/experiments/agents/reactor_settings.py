@@ -7,8 +7,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from pcnn_explore.experiments.agents.preregistered import (LEVEL, PER_SEED, PILOT_SEEDS, TUNING_SEEDS, VERDICT_SEEDS,
-                                                           mapping_for)
+from pcnn_explore.experiments.agents.preregistered import (LEVEL, PER_SEED, VERDICT_SEEDS, check_mapping_seed,
+                                                           mapping_of, refuse_seen_seeds)
 from pcnn_explore.run.variants import check_variant, variant_agent
 from pcnn_explore.profiles import ExperimentSettings, check_profile
 from pcnn_explore.verdicts import seeds_needed
@@ -83,17 +83,9 @@ class ReactorStudySettings(ExperimentSettings):
                 raise ValueError(f"{name} must be a positive integer, got {v!r}")
         if not 0 < self.late_fraction <= 1:
             raise ValueError(f"late_fraction must be in (0, 1], got {self.late_fraction!r}")
-        m = self.mapping_seed
-        if m is not None and m != PER_SEED and (isinstance(m, bool) or not isinstance(m, (int, np.integer)) or m < 0):
-            raise ValueError(f"mapping_seed must be a non-negative integer, {PER_SEED!r} (each seed its declared "
-                             f"mapping, preregistered.mapping_for) or None (bsuite's 42), got {m!r}")
+        check_mapping_seed(self.mapping_seed)
         if self.profile == "study":
-            for seen, what in ((TUNING_SEEDS, "tuning seeds (preregistered.TUNING_SEEDS)"),
-                               (PILOT_SEEDS, "seen seeds, pilot data now (preregistered.PILOT_SEEDS)")):
-                used = sorted(set(self.seeds) & set(seen))
-                if used:
-                    raise ValueError(f"seeds {used} are {what}: no verdict is decided on them; use "
-                                     f"{STUDY_SEEDS[0]}..{STUDY_SEEDS[-1]} (seed=None)")
+            refuse_seen_seeds(self.seeds, "", f"{STUDY_SEEDS[0]}..{STUDY_SEEDS[-1]} (seed=None)")
             need = seeds_needed(_STUDY_TEST, LEVEL)
             if len(self.seeds) < need:
                 raise ValueError(f"{len(self.seeds)} seeds cannot decide notebook 13's claims at the study profile: "
@@ -101,9 +93,7 @@ class ReactorStudySettings(ExperimentSettings):
 
     def mapping_of(self, seed: int) -> int | None:
         """The DeepSea mapping seed of ``seed``'s runs (None: the env's, bsuite's 42)."""
-        if self.mapping_seed == PER_SEED:
-            return mapping_for(int(seed))
-        return None if self.mapping_seed is None else int(self.mapping_seed)
+        return mapping_of(self.mapping_seed, seed)
 
     def steps(self, size: int) -> int:
         """Agent steps per run on DeepSea-``size``: ``episodes`` x N."""

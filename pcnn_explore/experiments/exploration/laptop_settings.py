@@ -13,7 +13,8 @@ import numpy as np
 from pcnn_explore.envs.deep_sea import deep_sea_id
 from pcnn_explore.experiments.agents.agent_runs import RunSpec
 from pcnn_explore.run.lines import baseline_line, line as named_line
-from pcnn_explore.experiments.agents.preregistered import PER_SEED, PILOT_SEEDS, TUNING_SEEDS, VERDICT_SEEDS, mapping_for
+from pcnn_explore.experiments.agents.preregistered import (PER_SEED, VERDICT_SEEDS, check_mapping_seed, mapping_of,
+                                                           refuse_seen_seeds)
 from pcnn_explore.run.variants import check_variant
 from pcnn_explore.profiles import ExperimentSettings, check_profile
 
@@ -96,26 +97,16 @@ class ExplorationSettings(ExperimentSettings):
                 raise ValueError(f"{name} must be a positive integer, got {v!r}")
         if not 0 < self.late_fraction <= 1:
             raise ValueError(f"late_fraction must be in (0, 1], got {self.late_fraction!r}")
-        m = self.mapping_seed
-        if m is not None and m != PER_SEED and (isinstance(m, bool) or not isinstance(m, (int, np.integer)) or m < 0):
-            raise ValueError(f"mapping_seed must be a non-negative integer, {PER_SEED!r} (each seed its declared "
-                             f"mapping, preregistered.mapping_for) or None (bsuite's 42), got {m!r}")
+        check_mapping_seed(self.mapping_seed)
         if self.profile == "study":
-            for seen, what in ((TUNING_SEEDS, "tuning seeds (preregistered.TUNING_SEEDS)"),
-                               (PILOT_SEEDS, "seen seeds, pilot data now (preregistered.PILOT_SEEDS)")):
-                used = sorted(set(self.seeds) & set(seen))
-                if used:
-                    raise ValueError(f"seeds {used} are {what}: no verdict of notebook 12 is decided on them; use "
-                                     f"{VERDICT_SEEDS[0]}..{VERDICT_SEEDS[-1]}")
+            refuse_seen_seeds(self.seeds, "of notebook 12 ", f"{VERDICT_SEEDS[0]}..{VERDICT_SEEDS[-1]}")
         if self.counts_size < 3:
             raise ValueError(f"counts_size must be at least 3 (DeepSea-3 is the smallest), got {self.counts_size}")
         check_env_id(self.room_env)
 
     def mapping_of(self, seed: int) -> int | None:
         """The DeepSea mapping seed of ``seed``'s runs (None: the env's, bsuite's 42)."""
-        if self.mapping_seed == PER_SEED:
-            return mapping_for(int(seed))
-        return None if self.mapping_seed is None else int(self.mapping_seed)
+        return mapping_of(self.mapping_seed, seed)
 
 
 # ------------------------------------------------------------------------------------- runs
