@@ -87,6 +87,21 @@ def test_the_store_reads_back_as_bsuite_scores_it(tmp_path):
         bs.check_manifest(store, {"kit": "study"}, 100)
 
 
+def test_the_whole_protocol_read_from_a_store_counts_what_it_holds(tmp_path):
+    from pcnn_explore.experiments.agents import deep_sea_scaling as dss
+
+    store = tmp_path / "protocol"
+    for line, seed, episodes in (("kit", 701, [F] * 9 + [S] * 3), ("dqn", 701, [F] * 10_000)):
+        bs.keep(store, line, seed, 10, _log(tmp_path / f"{line}{seed}", 10, episodes), cap=10_000, profile="study")
+    whole = dss.whole_protocol(store)
+    assert (whole["done"], whole["planned"]) == (2, 504)
+    assert whole["part"] == "partial protocol: 2 of 504 runs of the whole protocol in the store"
+    assert whole["sizes_done"] == {"kit": [], "paper_cts": [], "paper_cts_horizon": [], "dqn": []}  # 1 seed of 6
+    kit = whole["lines"]["kit"]
+    assert (kit["sizes"], kit["seeds"], kit["per_seed_score"], kit["largest_n_solved"]) == ([10], [701], [1.0], [10])
+    assert whole["lines"]["dqn"]["per_seed_score"] == [0.0]
+
+
 def test_the_paper_profiles_plan_is_bsuites_whole_protocol():
     from pcnn_explore.experiments.agents import deep_sea_scaling as dss
 
@@ -117,6 +132,12 @@ def test_the_paper_plan_on_two_small_sizes_at_the_smoke_budget_runs_into_the_sto
     summary = dss.summarise(again["rows"], again["caps"], again["labels"])
     assert list(summary) == ["kit", "paper_cts", "paper_cts_horizon", "dqn"]
     assert all(len(x["per_seed_score"]) == 6 for x in summary.values())
+    # the whole protocol's reading refuses a store of another cap (these runs stopped at 10 episodes, not 10K)
+    with pytest.raises(ValueError, match="holds runs of 10 episodes and this plan caps them at 10000"):
+        dss.whole_protocol(store)
+    assert dss.whole_protocol(tmp_path / "no store") is None and dss.whole_protocol_figure(None) is None
+    whole = {"rows": again["rows"], "part": again["part"], "lines": summary}
+    assert dss.whole_protocol_figure(whole, tmp_path) is not None and (tmp_path / "deep_sea_whole_protocol.png").is_file()
     # a log lost from the store is run again (the run's own folder reads it back), and only it
     (store / "dqn" / "seed703" / "bsuite_id_-_deep_sea-1.csv").unlink()
     third = dss.collect(s, lines, tmp_path / "out", store=store)

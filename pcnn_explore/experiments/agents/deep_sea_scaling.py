@@ -59,7 +59,7 @@ from pcnn_explore.experiments.agents.preregistered import VERDICT_SEED_POOL
 
 __all__ = ["LINE_KEYS", "PROTOCOL_LINES", "PROTOCOL_SEEDS", "PRESETS", "RATES", "settings", "lines", "plan",
            "protocol_part", "budget", "budget_text", "run", "run_into_store", "read_store", "STORE_NAME", "store_folder",
-           "whole_protocol", "collect",
+           "whole_protocol", "whole_protocol_figure", "collect",
            "next_logged_episode", "summarise", "read_sweep_report", "summary_text", "scaling_figure", "score_figure",
            "metrics"]
 
@@ -209,6 +209,10 @@ def read_store(s: DeepSeaStudySettings, variants: Sequence[StudyVariant], store:
     from pcnn_explore.sweep import bsuite_store
 
     cap = _store_cap(s)
+    held = bsuite_store.read_manifest(store).get("episodes")
+    if held not in (None, cap):
+        raise ValueError(f"the store {store} holds runs of {held} episodes and this plan caps them at {cap}: give the "
+                         "store of this plan's runs")
     keys = [(k, seed, n) for k, seed, n, _ in plan(s, variants)]
     rows = bsuite_store.scaling_rows(store, cap, keys)
     have = {(r["variant"], r["seed"], r["size"]) for r in rows}
@@ -243,6 +247,18 @@ def whole_protocol(store: str | os.PathLike) -> dict | None:
     return {"part": data["part"], "source": data["source"], "done": data["done"], "planned": data["planned"],
             "sizes_done": data["sizes_done"], "rows": data["rows"],
             "lines": summarise(data["rows"], data["caps"], data["labels"])}
+
+
+def whole_protocol_figure(whole: Mapping | None, output_dir: str | os.PathLike | None = None):
+    """Episodes to solve against N for what the store holds of the whole protocol (:func:`whole_protocol`),
+    2^N dashed, saved as ``output_dir/deep_sea_whole_protocol.png`` where given; None without a store."""
+    if not whole:
+        return None
+    labels = {k: x.get("label", k) for k, x in whole["lines"].items()}
+    fig = scaling_figure(whole["rows"], labels, f"bsuite's whole protocol: episodes to solve against N ({whole['part']})")
+    if output_dir is not None:
+        fig.savefig(Path(output_dir) / "deep_sea_whole_protocol.png", dpi=110)
+    return fig
 
 
 def collect(s: DeepSeaStudySettings, variants: Sequence[StudyVariant], output_dir: str | os.PathLike,
