@@ -59,7 +59,9 @@ def test_a_reactor_run_re_rendered_keeps_every_word_it_wrote():
                         "reactor_cts": {"from_start_product": [0.8] * 10}}}
     claims = rs.decide(study, seeds, lines)
     metrics = {"profile": "study", "summary": {"verdict": rs.overall("study", claims), "claims": claims}}
-    again = redecide("13_reactor", metrics)["summary"]["claims"]
+    once = redecide("13_reactor", metrics)
+    again = redecide("13_reactor", once)["summary"]["claims"]  # a re-render of a re-render: the same words
     for key, c in claims.items():
         assert (again[key]["word"], again[key]["sentence"]) == (c["word"], c["sentence"]), key
+    assert again["traces_cut"]["mmc_beta"] == 0.1 and again["traces_cut"]["products"] == [0.8] * 10
     assert again["traces_cut"]["sentence"].startswith("differs: MMC mix 0.1 - prod c from x_0 (Reactor-CTS) = -0.7")

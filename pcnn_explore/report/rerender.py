@@ -166,7 +166,8 @@ def _agent_claim(name: str, key: str, c: Mapping, control: list[float] | None) -
         v = paired_verdict(dict(enumerate(a)), dict(enumerate(b)), direction, claim=text)
     else:
         v = progress_verdict(a, 0.0, claim=text)
-    return {**head, **verdict_dict(v), "reason": v.reason}
+    # the record's own fields (13's trace products and MMC mix, say) stay, so a re-render can run again
+    return {**c, **head, **verdict_dict(v), "reason": v.reason}
 
 
 def _agent_claims(name: str, records: Mapping[str, Mapping]) -> dict[str, dict]:
