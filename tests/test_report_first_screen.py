@@ -324,3 +324,17 @@ def test_the_shipped_first_screen_answers():
             assert f"{name[:2]}: verdict changed under the 0.3 rules: was {m['rerendered']['was']}" in readme
             section = page.split(f'<section id="{name}">', 1)[1].split("</section>", 1)[0]
             assert "Verdict changed under the 0.3 rules" in section
+
+
+def test_no_agent_verdict_of_the_shipped_report_uses_a_seen_or_tuning_seed():
+    from pcnn_explore.experiments.agents.preregistered import PER_SEED, PILOT_SEEDS, TUNING_SEEDS, VERDICT_SEED_POOL
+
+    _, metrics = _shipped()
+    agents = [name for name in metrics if name[:2] in ("07", "08", "09", "10", "12", "13")]
+    assert len(agents) == 6
+    for name in agents:
+        settings = metrics[name]["settings"]
+        seeds = set(settings["seeds"])
+        assert len(seeds) >= 20 and seeds <= set(VERDICT_SEED_POOL), name  # declared verdict seeds, 20 or more
+        assert not seeds & (set(PILOT_SEEDS) | set(TUNING_SEEDS)), name
+        assert settings["mapping_seed"] == PER_SEED, name  # each seed on its own declared map

@@ -65,3 +65,17 @@ def test_a_reactor_run_re_rendered_keeps_every_word_it_wrote():
         assert (again[key]["word"], again[key]["sentence"]) == (c["word"], c["sentence"]), key
     assert again["traces_cut"]["mmc_beta"] == 0.1 and again["traces_cut"]["products"] == [0.8] * 10
     assert again["traces_cut"]["sentence"].startswith("differs: MMC mix 0.1 - prod c from x_0 (Reactor-CTS) = -0.7")
+
+
+def test_a_share_against_chance_stays_a_share_against_chance():
+    from pcnn_explore.verdicts import share_verdict
+
+    # 10's "finds the reward more often than dithering would": 20 of 40 seeds against chance 0.471
+    v = share_verdict(20, 40, 0.4714, claim="seeds of DQN-CTS, intrinsic reward only that found the +1")
+    record = {"kind": "paper", "claim": "the intrinsic-only agent finds the reward more often than dithering would",
+              "labels": ["DQN-CTS, intrinsic reward only"], "quantity": "found", "chance": 0.4714,
+              **verdict_dict(v), "values": [1.0] * 20 + [0.0] * 20}
+    assert record["test"] == "binomial" and record["verdict"] == "inconclusive"
+    metrics = {"profile": "study", "summary": {"verdict": "inconclusive: ..."}, "claims": {"intrinsic_finds_reward": record}}
+    again = redecide("10_intrinsic_only", metrics)["claims"]["intrinsic_finds_reward"]
+    assert (again["verdict"], again["sentence"], again["p_value"]) == (record["verdict"], record["sentence"], record["p_value"])

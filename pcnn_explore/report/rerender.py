@@ -154,7 +154,7 @@ def _agent_claim(name: str, key: str, c: Mapping, control: list[float] | None) -
     if test == "fisher":
         v = solved_verdict({i: x >= 0.5 for i, x in enumerate(a)}, {i: x >= 0.5 for i, x in enumerate(b)}, direction,
                            claim=f"solved {' - '.join(labels)}")
-    elif test == "share":
+    elif test in ("share", "binomial"):  # (the plan's test name, and the name its verdict records)
         k = sum(1 for x in a if x >= 0.5)
         v = share_verdict(k, len(a), float(c.get("chance") or 0.0), claim=f"seeds of {labels[0] if labels else 'the line'} "
                                                                        "that found the +1")
