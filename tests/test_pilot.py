@@ -235,3 +235,17 @@ def test_rerender_keeps_a_stored_study_decided_where_the_new_plan_lacks_the_seed
                           "metrics.json").read_text())["claims"]["robust_c1"]
     assert shipped["reason"] == TOO_FEW_SEEDS and shipped["sentence"].startswith(
         "not testable: too few seeds at this profile (needs 88 per line")
+
+
+def test_the_power_analysis_gives_the_preregistered_record_exactly():
+    # the pilot's file and the frozen seen values give back DESIGNS and POWER as recorded before the
+    # verdict runs, the claims declared underpowered included (their power is the plan's reason)
+    import json
+
+    from pcnn_explore.experiments.agents.preregistered_power import DESIGNS, POWER
+
+    got = pilot.analyse()
+    plain = lambda x: json.loads(json.dumps(x, sort_keys=True, default=list))  # noqa: E731 (tuples as lists)
+    assert plain(got["designs"]) == plain(DESIGNS)
+    assert plain(got["claims"]) == plain(POWER)
+    assert got["claims"]["robust_c1"]["needs"] == 88 and got["claims"]["kit_mmc_helps"]["needs"] == 104

@@ -34,6 +34,7 @@ Re-run the pilot (about 20-25 minutes on 2 cores)::
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import time
@@ -339,6 +340,9 @@ def claim_power(pilot, seen, claim, sizes, caps, n: int, draws: int = POWER_DRAW
     from pcnn_explore.experiments.agents.deep_sea_study import random_finds_within
 
     q = claim.quantity
+    if claim.test == "not_testable" and claim.reason == "too few seeds":
+        # a claim the plan declared underpowered keeps the test it would take: its power is the plan's reason
+        claim = dataclasses.replace(claim, test="equivalence" if claim.direction == "equal" else "sign_flip")
     if claim.test in ("sign_flip", "fisher") and q == "score":
         seen_lb = (_pilot_numbers(pilot, seen, claim, sizes, caps).get("seen") or {}).get("interval", [None])[0]
         effect = max(pre.SCORE_SESOI, seen_lb or 0.0)
