@@ -64,6 +64,11 @@ def test_a_reactor_run_re_rendered_keeps_every_word_it_wrote():
     for key, c in claims.items():
         assert (again[key]["word"], again[key]["sentence"]) == (c["word"], c["sentence"]), key
     assert again["traces_cut"]["mmc_beta"] == 0.1 and again["traces_cut"]["products"] == [0.8] * 10
+    # a record that lost its mix (re-rendered by an earlier kit) is decided again all the same
+    lost = {k: v for k, v in claims["traces_cut"].items() if k != "mmc_beta"}
+    metrics["summary"]["claims"] = {"traces_cut": lost}
+    assert redecide("13_reactor", metrics)["summary"]["claims"]["traces_cut"]["sentence"].startswith(
+        "differs: MMC mix - prod c from x_0 (Reactor-CTS)")
     assert again["traces_cut"]["sentence"].startswith("differs: MMC mix 0.1 - prod c from x_0 (Reactor-CTS) = -0.7")
 
 

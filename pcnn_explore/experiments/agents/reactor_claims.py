@@ -91,8 +91,8 @@ def _by_seed(values, seeds) -> dict[int, float]:
 def measure_text(quantity: str, labels, beta: float | None = None) -> str:
     """The words of what a claim measures, as its sentence writes them: ``AUC Reactor-CTS - Reactor``;
     for the trace product, ``MMC mix 0.1 - prod c from x_0 (Reactor-CTS)``."""
-    if quantity == "from_start_product":
-        return f"MMC mix {beta:g} - prod c from x_0 ({labels[0]})"
+    if quantity == "from_start_product":  # (a record re-rendered before 0.3 lost its mix: no number then)
+        return f"MMC mix{'' if beta is None else f' {beta:g}'} - prod c from x_0 ({labels[0]})"
     return f"{quantity.upper()} {labels[0]} - {labels[1]}"
 
 
