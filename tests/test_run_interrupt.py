@@ -88,6 +88,13 @@ def _holder(out: Path) -> subprocess.Popen:
     return proc
 
 
+def _sigint_as_at_a_terminal() -> None:
+    """In the child, before Python starts: SIGINT's default action, as a run started at a terminal has. A
+    parent that ignores SIGINT (a job a non-interactive shell started with ``&``) passes the ignore on, and
+    Python then leaves Ctrl-C ignored, so the tests' SIGINT would reach nothing."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 # ------------------------------------------------------------------ 1. a live run is never called dead
 @pytest.mark.parametrize("holds", ["log", "checkpoint"])
 @pytest.mark.parametrize("resume", [False, True])
@@ -123,7 +130,7 @@ def test_a_live_run_before_its_first_checkpoint_is_not_called_dead(tmp_path, cap
     argv = ["--env", ENV, "--profile", "smoke", "--bonus", "cts", "--steps", "1000000", "--checkpoint-every",
             "1000000", "--out", str(out)]
     run = subprocess.Popen([sys.executable, "-m", "pcnn_explore", "train", "--no-progress", *argv], env=CHILD_ENV,
-                           cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                           cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, preexec_fn=_sigint_as_at_a_terminal)
     try:
         _wait_for(lambda: _logged_step(out) > 0, run)
         assert not (out / "checkpoint.pt").exists()
@@ -141,7 +148,8 @@ def test_a_live_run_before_its_first_checkpoint_is_not_called_dead(tmp_path, cap
 # ------------------------------------------------------------------------------------ 2. Ctrl-C
 def _child(*argv: str, script: str | None = None) -> subprocess.Popen:
     head = [sys.executable, "-c", script] if script else [sys.executable, "-m", "pcnn_explore"]
-    return subprocess.Popen([*head, *argv], env=CHILD_ENV, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    return subprocess.Popen([*head, *argv], env=CHILD_ENV, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            preexec_fn=_sigint_as_at_a_terminal)
 
 
 def _resume_command(err: str, out: Path) -> list[str]:
