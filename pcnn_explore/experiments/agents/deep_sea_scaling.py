@@ -147,11 +147,15 @@ def budget_text(b: dict) -> str:
     return "\n".join(out)
 
 
+def _check_stops_when_solved(s: DeepSeaStudySettings) -> None:
+    if dict(s.train_overrides).get("stop_when_solved") is not True:
+        raise ValueError("notebook 14's runs stop when solved: give train_overrides with stop_when_solved=True")
+
+
 def run(s: DeepSeaStudySettings, variants: Sequence[StudyVariant], output_dir: str | os.PathLike,
         progress: bool = False) -> DeepSeaStudy:
     """Train (or read back) every run under ``output_dir/runs`` (:func:`~pcnn_explore.experiments.agents.deep_sea_study.run_study`)."""
-    if dict(s.train_overrides).get("stop_when_solved") is not True:
-        raise ValueError("notebook 14's runs stop when solved: give train_overrides with stop_when_solved=True")
+    _check_stops_when_solved(s)
     return run_study(s, variants, output_dir, progress=progress)
 
 
@@ -178,25 +182,24 @@ def run_into_store(s: DeepSeaStudySettings, variants: Sequence[StudyVariant], ou
     record (ValueError)."""
     import time
 
+    from pcnn_explore.envs.deep_sea import deep_sea_size
     from pcnn_explore.experiments.agents.agent_runs import run_specs
     from pcnn_explore.experiments.agents.deep_sea_study import study_specs
     from pcnn_explore.sweep import bsuite_store
 
-    if dict(s.train_overrides).get("stop_when_solved") is not True:
-        raise ValueError("notebook 14's runs stop when solved: give train_overrides with stop_when_solved=True")
+    _check_stops_when_solved(s)
     cap = _store_cap(s)
     profile = s.train_profile or s.profile
     bsuite_store.check_manifest(store, {v.key: profile for v in variants}, cap)
     specs = study_specs(s, variants, Path(output_dir) / "runs")
-    keys = [(sp.key, sp.seed, n) for sp in specs for n in [int(sp.env.split("-")[1])]]
-    todo = [specs[i] for i in bsuite_store.pending(keys, store, cap)]
+    keys = [(sp.key, sp.seed, int(deep_sea_size(sp.env))) for sp in specs]
+    todo = [(specs[i], keys[i]) for i in bsuite_store.pending(keys, store, cap)]
     start, kept = time.monotonic(), 0
     try:
-        run_specs(todo, s.workers, progress=progress)
+        run_specs([sp for sp, _ in todo], s.workers, progress=progress)
     finally:
-        for sp in todo:
-            n = int(sp.env.split("-")[1])
-            kept += bsuite_store.keep(store, sp.key, sp.seed, n, sp.out_dir, cap, profile) is not None
+        for sp, (line, seed, n) in todo:
+            kept += bsuite_store.keep(store, line, seed, n, sp.out_dir, cap, profile) is not None
     return {"planned": len(specs), "in_store_before": len(specs) - len(todo), "ran": len(todo), "kept": kept,
             "wall_s": time.monotonic() - start}
 
