@@ -193,20 +193,20 @@ def ray_cluster(session_ray):
 
     import ray
 
-    from pcnn_explore.sweep.ray_cluster import _token_auth
+    from pcnn_explore.sweep.ray_cluster import _token_auth, init, shutdown
 
     if ray.is_initialized():
-        ray.shutdown()
+        shutdown()
     joined = session_ray.join_environment()
     before = {k: os.environ.get(k) for k in joined}
     os.environ.update({k: v for k, v in joined.items() if k != "RAY_AUTH_MODE"})
     os.environ.pop("RAY_AUTH_MODE", None)
     _token_auth()  # RAY_AUTH_MODE=token, and this process's Ray config reads it and the token path again
-    ray.init(address=session_ray.address, logging_level=logging.WARNING, log_to_driver=False)
+    init(address=session_ray.address, logging_level=logging.WARNING, log_to_driver=False)
     try:
         yield ray
     finally:
-        ray.shutdown()
+        shutdown()  # and SIGTERM's handler from before Ray's init is back
         for k, v in before.items():
             if v is None:
                 os.environ.pop(k, None)

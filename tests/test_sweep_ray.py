@@ -4,6 +4,7 @@ and a sweep's stderr free of Ray's token warning and of repeated ALE banners."""
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 
@@ -48,6 +49,7 @@ def test_a_start_that_timed_out_is_tried_again(monkeypatch):
     monkeypatch.setattr(ray, "init", init)
     monkeypatch.setattr(ray, "shutdown", lambda: shutdowns.append(1))
     monkeypatch.setattr(ray_module.time, "sleep", lambda s: None)
+    monkeypatch.setattr(ray_module, "_SIGTERM_BEFORE_RAY", None)  # the start that comes up is never shut down here
     monkeypatch.setenv("RAY_AUTH_MODE", "token")
     assert ray_module.start_local(num_cpus=2, log_to_driver=False) == "context"
     assert len(calls) == ray_module.START_ATTEMPTS == 3 and len(shutdowns) == 2
@@ -116,3 +118,36 @@ def test_a_local_ray_that_never_starts_is_one_line_before_anything_is_written(tm
     assert status == 2 and len(err.splitlines()) == 1, err
     assert "the local Ray did not start in time on 3 tries" in err and "(--executor local)" in err
     assert not out.exists()
+
+
+def test_sigterm_is_given_back_when_the_local_ray_stops(monkeypatch):
+    """Ray's init sets its own SIGTERM handler in the driver and its shutdown leaves it: release() gives
+    back the handler from before, so a run trained in the same process afterwards takes SIGTERM over."""
+    ray = pytest.importorskip("ray")
+
+    def rays_handler(signum, frame):  # what ray.init installs: sys.exit on SIGTERM
+        raise SystemExit(signum)
+
+    def init(**kw):
+        signal.signal(signal.SIGTERM, rays_handler)
+        return "context"
+
+    def mine(signum, frame):
+        pass
+
+    monkeypatch.setattr(ray, "init", init)
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)
+    monkeypatch.setattr(ray, "shutdown", lambda: None)
+    monkeypatch.setattr(ray, "cluster_resources", lambda: {"CPU": 1.0})
+    monkeypatch.setattr(ray_module, "_SIGTERM_BEFORE_RAY", None)
+    monkeypatch.setattr(ray_module, "_STARTED_LOCAL", False)
+    monkeypatch.setenv("RAY_AUTH_MODE", "token")
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    before = signal.signal(signal.SIGTERM, mine)
+    try:
+        ray_module.connect(num_cpus=1)
+        assert signal.getsignal(signal.SIGTERM) is rays_handler
+        ray_module.release()
+        assert signal.getsignal(signal.SIGTERM) is mine
+    finally:
+        signal.signal(signal.SIGTERM, before)

@@ -9,22 +9,52 @@ uses it for clusters; on one machine it runs trials without Ray (:mod:`pcnn_expl
 A local Ray (:func:`start_local`) runs with token authentication, as Ray chooses for a new local
 cluster, said explicitly (``RAY_AUTH_MODE=token``) so that Ray does not warn that it chose it; a
 start that timed out on a loaded machine is tried again (:data:`START_ATTEMPTS`).
+Ray's ``init`` takes SIGTERM over in the driver and its ``shutdown`` leaves that handler in place;
+:func:`shutdown` gives back the handler that was there before (so a run trained in the same process
+afterwards takes SIGTERM over and checkpoints, :mod:`pcnn_explore.run.ctrl_c`).
 Ray is imported only when one of these functions runs.
 """
 from __future__ import annotations
 
 import logging
 import os
+import signal
+import threading
 import time
 from typing import Callable
 
-__all__ = ["START_ATTEMPTS", "start_local", "connect", "release", "RayExecutor"]
+__all__ = ["START_ATTEMPTS", "init", "shutdown", "start_local", "connect", "release", "RayExecutor"]
 
 #: tries at starting a local Ray: on a loaded machine its node can miss Ray's fixed start-up deadlines
 #: (the raylet waits 15 s for its dashboard agent's ports and then aborts, the driver 30 s for the
 #: raylet; in Ray 2.60 neither moves with ``RAY_agent_register_timeout_ms``). A quiet 2-core machine
 #: starts one in about 14 s; with five busy processes beside it the agent took 25 s and every try failed.
 START_ATTEMPTS = 3
+
+
+_SIGTERM_BEFORE_RAY = None  # the SIGTERM handler before this process's first ray.init (None: no init yet)
+
+
+def init(**options):
+    """``ray.init(**options)``, remembering the SIGTERM handler in place before it (Ray's init sets
+    its own in the main thread) for :func:`shutdown` to give back."""
+    import ray
+
+    global _SIGTERM_BEFORE_RAY
+    if _SIGTERM_BEFORE_RAY is None and threading.current_thread() is threading.main_thread():
+        _SIGTERM_BEFORE_RAY = signal.getsignal(signal.SIGTERM)
+    return ray.init(**options)
+
+
+def shutdown() -> None:
+    """``ray.shutdown()``, then the SIGTERM handler from before :func:`init` is back."""
+    import ray
+
+    global _SIGTERM_BEFORE_RAY
+    ray.shutdown()
+    if _SIGTERM_BEFORE_RAY is not None and threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _SIGTERM_BEFORE_RAY)
+        _SIGTERM_BEFORE_RAY = None
 
 
 def _token_auth() -> None:
@@ -72,19 +102,15 @@ def start_local(num_cpus: int | None = None, num_gpus: int | None = None, **opti
     """``ray.init`` of a new local Ray (no dashboard, token authentication), tried up to
     :data:`START_ATTEMPTS` times: the processes of a start that timed out are ended (before the next).
     Returns Ray's context (``.address_info["address"]``: the address others join)."""
-    import signal
-
-    import ray
-
     _token_auth()
     for attempt in range(1, START_ATTEMPTS + 1):
         before = _descendants()
         try:
-            return ray.init(num_cpus=num_cpus, num_gpus=num_gpus, include_dashboard=False, **options)
+            return init(num_cpus=num_cpus, num_gpus=num_gpus, include_dashboard=False, **options)
         except Exception as e:  # noqa: BLE001  (Ray raises a bare Exception when its node misses a deadline)
             if "timed out during startup" not in str(e):
                 raise
-            ray.shutdown()
+            shutdown()
             for pid in _descendants() - before:  # this start's GCS, raylet, agents, monitors
                 try:
                     os.kill(pid, signal.SIGKILL)
@@ -110,7 +136,7 @@ def connect(address: str | None = None, num_cpus: int | None = None, num_gpus: i
         if address or os.environ.get("RAY_ADDRESS"):
             if address in (None, "auto") and _has_token():
                 _token_auth()  # Ray would turn token authentication on here, and warn that it did
-            ray.init(address=address, **quiet)
+            init(address=address, **quiet)
         else:
             start_local(num_cpus, num_gpus, **quiet)
             _STARTED_LOCAL = True
@@ -127,9 +153,7 @@ def release() -> None:
     stopped while Ray runs gets SIGTERM and Ray's signal handler prints a stack dump."""
     global _STARTED_LOCAL
     if _STARTED_LOCAL:
-        import ray
-
-        ray.shutdown()
+        shutdown()
         _STARTED_LOCAL = False
 
 
