@@ -100,6 +100,38 @@ def test_the_whole_protocol_read_from_a_store_counts_what_it_holds(tmp_path):
     kit = whole["lines"]["kit"]
     assert (kit["sizes"], kit["seeds"], kit["per_seed_score"], kit["largest_n_solved"]) == ([10], [701], [1.0], [10])
     assert whole["lines"]["dqn"]["per_seed_score"] == [0.0]
+    # over the 21 sizes: kit's seed 701 solved 1 and has 20 to run, its 5 other seeds have all 21 to run
+    p = kit["protocol_score"]
+    assert not p["complete"] and p["sizes_in"] == []
+    assert p["per_seed_lower"] == [1 / 21] + [0.0] * 5 and p["per_seed_upper"] == [1.0] * 6
+    assert p["lower_mean"] == pytest.approx(1 / 126) and p["upper_mean"] == 1.0
+    assert p["interval"] == [0.0, 1.0]  # [min, max] of 6 seeds' bounds: the exact interval at n = 6
+    assert "between 0.01 and 1.00 [0.00, 1.00] over 6 seeds, 0 of 21 sizes in" in dss.whole_protocol_text(whole)
+    assert dss.whole_protocol_text(None) == "no bsuite log of the whole protocol in the store"
+
+
+def test_score_bounds_and_the_protocol_score_by_hand():
+    """bsuite's score over all sizes while some are missing, against hand counts; once all are in, the
+    bounds meet at the score."""
+    from pcnn_explore.envs.deep_sea_protocol import score_bounds
+    from pcnn_explore.experiments.agents.deep_sea_summary import protocol_score
+
+    assert score_bounds({10: True, 12: False}, (10, 12, 14)) == (1 / 3, 2 / 3)
+    assert score_bounds({10: True, 12: False, 14: True}, (10, 12, 14)) == (2 / 3, 2 / 3)
+    assert score_bounds({}, PROTOCOL_SIZES) == (0.0, 1.0)
+    with pytest.raises(ValueError, match=r"\[11\] are not among"):
+        score_bounds({11: True}, (10, 12))
+    sizes = (10, 12, 14, 16)
+    rows = [{"seed": s, "size": n, "counts_for_score": int(n <= 10 + 2 * (s - 700))} for s in range(701, 707)
+            for n in sizes]  # seed 701 solves N = 10 and 12, seed 702 up to 14, seeds 703-706 all four
+    p = protocol_score(rows, range(701, 707), sizes)
+    assert p["complete"] and p["sizes_in"] == list(sizes)
+    assert p["per_seed_lower"] == p["per_seed_upper"] == [0.5, 0.75, 1.0, 1.0, 1.0, 1.0]
+    assert p["lower_mean"] == p["upper_mean"] == pytest.approx(5.25 / 6)
+    assert p["interval"][0] == pytest.approx(0.5, abs=1e-6) and p["interval"][1] == 1.0  # n = 6: [min, max]
+    missing = protocol_score(rows[:-1], range(701, 707), sizes)  # seed 706's N = 16 not yet run
+    assert not missing["complete"] and missing["sizes_in"] == [10, 12, 14]
+    assert missing["per_seed_lower"][-1] == 0.75 and missing["per_seed_upper"][-1] == 1.0
 
 
 def test_the_paper_profiles_plan_is_bsuites_whole_protocol():
@@ -159,3 +191,41 @@ def test_the_sweep_keeps_its_deep_sea_trials_in_the_store(tmp_path, capsys, monk
     # not bsuite's: refused before anything runs
     assert main(args[:2] + ["DeepSea-11-v0"] + args[3:]) == 2
     assert "of N = 10, 12, ..., 50 only; DeepSea-11-v0 is not one" in capsys.readouterr().err
+
+
+def test_the_rerendered_report_reads_14s_whole_protocol_again_from_its_committed_logs(tmp_path):
+    """A log committed into the report's store after 14 ran shows in the report by a re-render alone (no
+    notebook run): 14's metrics, its figure and the first screen's row; the same re-render again changes
+    nothing."""
+    from pcnn_explore.report import index
+    from pcnn_explore.report.rerender import rerender
+
+    out, nb = tmp_path / "report", tmp_path / "report" / "14_deep_sea_scaling"
+    nb.mkdir(parents=True)
+    line = {"score_mean": 0.5, "score_interval": [0.0, 1.0], "seeds": [401, 402]}
+    study = {"profile": "study", "protocol": {"part": "partial protocol", "sizes": [10]},
+             "lines": {"paper_cts": {"label": "DQN-CTS", **line}, "dqn": {"label": "DQN", **line}}}
+    (nb / "metrics.json").write_text(json.dumps(study))
+    (out / index.RECORDS).write_text(json.dumps({"profile": "study", "notebooks": [
+        {"name": "14_deep_sea_scaling", "status": "ok", "seconds": 1.0, "error": None, "failed_cell": None,
+         "html": None, "output_dir": "14_deep_sea_scaling", "profile": "study", "commit": "a"}]}))
+    rerender(out)
+    assert json.loads((nb / "metrics.json").read_text()) == study  # no store: left as it ran
+    store = nb / "protocol"
+    for seed in range(701, 707):  # every seed of the kit's line solves N = 10 at episode 12 (bsuite logs 12)
+        bs.keep(store, "kit", seed, 10, _log(tmp_path / f"kit{seed}", 10, [F] * 9 + [S] * 3), cap=10_000,
+                profile="study")
+    rerender(out)
+    m = json.loads((nb / "metrics.json").read_text())
+    assert m["lines"] == study["lines"] and m["protocol"] == study["protocol"]  # the study run's own values stay
+    kit = m["whole_protocol"]["lines"]["kit"]["protocol_score"]
+    assert (m["whole_protocol"]["done"], kit["sizes_in"], kit["per_seed_lower"]) == (6, [10], [1 / 21] * 6)
+    assert m["main_figure"] == "deep_sea_whole_protocol.png" and (nb / "deep_sea_whole_protocol.png").is_file()
+    assert any(t.startswith("DQN-CTS + all the kit's additions (kit): between 0.05 and 1.00")
+               for t in m["whole_protocol"]["text"])
+    page = (out / "index.html").read_text()
+    assert "6 of 504 runs in: DQN-CTS + all the kit's additions (kit) between 0.05 and 1.00 [0.05, 1.00] (1 of 21" in page
+    assert "deep_sea_whole_protocol.png" in page and "largest N solved 10, 10, 10, 10, 10, 10" in page
+    before = (nb / "metrics.json").read_text()
+    rerender(out)
+    assert (nb / "metrics.json").read_text() == before

@@ -112,11 +112,16 @@ def test_the_deep_sea_scores_stand_in_place_of_a_word():
     assert row.number == "deep-sea score, DQN-CTS 0.28 [0.20, 0.40] vs DQN 0.04 [0.00, 0.10], 10 seeds each"
     assert "N = 10, 12" in row.reason and "the kit's line 0.98 [0.93, 1.00]" in row.reason
     # beside the study's scores, the whole protocol as far as the committed bsuite logs go
-    m["whole_protocol"] = {"done": 48, "planned": 504, "lines": {"kit": {"label": "the kit's line", "score_mean": 0.5,
-                                                                         "score_interval": [0.25, 0.75]}}}
+    # (bsuite's score over all 21 sizes: between bounds while sizes are missing, the score once all are in)
+    partial = {"complete": False, "sizes_in": [10, 12], "lower_mean": 2 / 21, "upper_mean": 1.0, "interval": [2 / 21, 1.0]}
+    whole = {"complete": True, "sizes_in": list(range(10, 51, 2)), "lower_mean": 0.5, "upper_mean": 0.5,
+             "interval": [0.25, 0.75]}
+    m["whole_protocol"] = {"done": 48, "planned": 504, "lines": {
+        "kit": {"label": "the kit's line", "score_mean": 1.0, "score_interval": [1.0, 1.0], "protocol_score": partial},
+        "dqn": {"label": "DQN", "score_mean": 0.5, "score_interval": [0.25, 0.75], "protocol_score": whole}}}
     assert notebook_row("14_deep_sea_scaling", m, "no verdict").reason.endswith(
         "; bsuite's whole protocol (N = 10 ... 50, 10K episodes) from the committed logs, 48 of 504 runs in: "
-        "the kit's line 0.50 [0.25, 0.75]")
+        "the kit's line between 0.10 and 1.00 [0.10, 1.00] (2 of 21 sizes in); DQN 0.50 [0.25, 0.75]")
     # 07-10 keep per-line records under "lines" too, without scores: no scores read there
     assert deep_sea_scores({"lines": {"dqn": {"label": "DQN"}, "paper_cts": {"label": "DQN-CTS"}}}) is None
 

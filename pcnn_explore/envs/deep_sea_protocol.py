@@ -27,7 +27,7 @@ import numpy as np
 
 __all__ = ["PROTOCOL_SIZES", "PROTOCOL_EPISODES", "BAD_RATIO", "FORGIVE_EPISODES", "SUCCESS_RETURN", "below_bad_ratio",
            "successes_from_log", "solve_episode", "bsuite_logged_episodes", "is_bsuite_logged", "bsuite_solve_episode", "solved_in_time",
-           "deep_sea_score", "BSUITE_LOG_RATIOS"]
+           "deep_sea_score", "score_bounds", "BSUITE_LOG_RATIOS"]
 
 #: bsuite's sizes
 PROTOCOL_SIZES = tuple(range(10, 51, 2))
@@ -148,3 +148,17 @@ def deep_sea_score(solve_episodes: Mapping[int, int | None], episodes: int = PRO
     if not solve_episodes:
         raise ValueError("deep_sea_score needs at least one size run")
     return sum(solved_in_time(n, e, episodes) for n, e in solve_episodes.items()) / len(solve_episodes)
+
+
+def score_bounds(counted: Mapping[int, bool], sizes: Sequence[int] = PROTOCOL_SIZES) -> tuple[float, float]:
+    """bsuite's deep-sea score of one seed over all ``sizes`` (the protocol's 21) when only the sizes in
+    ``counted`` (``{N: whether it counts for the score}``, :func:`solved_in_time`) have a finished run:
+    ``(lower, upper)``, each size without a run counted as not solved and as solved. The two are equal,
+    and the score, once every size is in. Example: {10: True, 12: False} over (10, 12, 14) -> (1/3, 2/3)."""
+    sizes = [int(n) for n in sizes]
+    extra = sorted(set(int(n) for n in counted) - set(sizes))
+    if not sizes or extra:
+        raise ValueError(f"score_bounds needs sizes that include every size counted; {extra} are not among {sizes}")
+    solved = sum(bool(counted[n]) for n in sizes if n in counted)
+    missing = sum(n not in counted for n in sizes)
+    return solved / len(sizes), (solved + missing) / len(sizes)

@@ -97,12 +97,24 @@ def deep_sea_scores(metrics: Mapping | None) -> tuple[str, str] | None:
               "95% sign-flip intervals" + (f"; also {'; '.join(others)}" if others else ""))
     whole = (metrics or {}).get("whole_protocol")
     if isinstance(whole, Mapping) and isinstance(whole.get("lines"), Mapping) and whole["lines"]:
-        scored = [f"{x.get('label', k)} {_f(x.get('score_mean'))} [{_f((x.get('score_interval') or [None])[0])}, "
-                  f"{_f((x.get('score_interval') or [None, None])[1])}]" for k, x in whole["lines"].items()
+        scored = [f"{x.get('label', k)} {_protocol_score(x.get('protocol_score'))}" for k, x in whole["lines"].items()
                   if isinstance(x, Mapping)]
         reason += (f"; bsuite's whole protocol (N = 10 ... 50, 10K episodes) from the committed logs, "
                    f"{whole.get('done')} of {whole.get('planned')} runs in: " + "; ".join(scored))
     return head, reason
+
+
+def _protocol_score(p: Mapping | None) -> str:
+    """``0.71 [0.60, 0.80]`` for a line whose 21 sizes are all in, else ``between 0.24 and 1.00
+    [0.24, 1.00] (5 of 21 sizes in)``: bsuite's score over the whole protocol
+    (:func:`pcnn_explore.experiments.agents.deep_sea_summary.protocol_score`)."""
+    if not isinstance(p, Mapping):
+        return "?"
+    iv = p.get("interval") or [None, None]
+    if p.get("complete"):
+        return f"{_f(p.get('lower_mean'))} [{_f(iv[0])}, {_f(iv[1])}]"
+    return (f"between {_f(p.get('lower_mean'))} and {_f(p.get('upper_mean'))} [{_f(iv[0])}, {_f(iv[1])}] "
+            f"({len(p.get('sizes_in') or [])} of 21 sizes in)")
 
 
 def claim_number(claim: Claim) -> str:

@@ -221,6 +221,10 @@ def _section(rec: dict, out: Path) -> tuple[str, str]:
     if isinstance(lines, list) and lines:
         fold.append('<ul class="items">' + "".join(
             f"<li>{_text(unverdict(str(x)) if smoke else str(x))}</li>" for x in lines) + "</ul>")
+    whole = (metrics or {}).get("whole_protocol")
+    whole_text = whole.get("text") if isinstance(whole, Mapping) else None
+    if isinstance(whole_text, list) and whole_text:  # 14: bsuite's whole deep-sea protocol, per line
+        fold.append('<ul class="items">' + "".join(f"<li>{_text(str(x))}</li>" for x in whole_text) + "</ul>")
     fold.append(_figures(summary, paper, smoke))
     fold.append(_parts(metrics))
     details = "".join(x for x in fold if x)

@@ -18,7 +18,8 @@ as not testable; the agent notebooks 07-10 and 13 from their stored claims' per-
 ``values_b`` with each claim's test (:mod:`pcnn_explore.experiments.agents.preregistered` gives
 the direction; an equivalence claim's positive control is the same notebook's progress claim on the
 same quantity, else its two lines); 12 from the seed counts of its Fisher tests at the hard size; 14
-holds no claim and is left as it is.
+holds no claim: its whole deep-sea protocol is read again from the report's committed bsuite logs
+(:func:`whole_protocol_again`).
 """
 from __future__ import annotations
 
@@ -46,7 +47,7 @@ from pcnn_explore.verdicts import (
     word_of,
 )
 
-__all__ = ["rerender", "take", "KEPT_FOLDERS", "redecide", "RULES", "MARK_BEGIN", "MARK_END"]
+__all__ = ["rerender", "take", "KEPT_FOLDERS", "redecide", "whole_protocol_again", "RULES", "MARK_BEGIN", "MARK_END"]
 
 #: the rules a re-render decides under
 RULES = "0.3"
@@ -341,6 +342,21 @@ def redecide(name: str, metrics: Mapping) -> dict | None:
     return metrics
 
 
+def whole_protocol_again(folder: Path, metrics: Mapping) -> dict:
+    """14's metrics with the whole protocol read again from the report's committed bsuite logs
+    (``folder/protocol``, :func:`pcnn_explore.experiments.agents.deep_sea_scaling.whole_protocol`) and its
+    figure written beside them, so the report follows the logs as sizes finish, with no run of the
+    notebook; as they were for a smoke run or where the folder holds no log."""
+    from pcnn_explore.experiments.agents import deep_sea_scaling as dss
+
+    metrics = json.loads(json.dumps(metrics))
+    whole = dss.whole_protocol(folder / dss.STORE_NAME) if metrics.get("profile") != "smoke" else None
+    if whole is None:
+        return metrics
+    dss.whole_protocol_figure(whole, folder)
+    return {**metrics, **dss.whole_protocol_record(whole)}
+
+
 def rerender(out: str | Path) -> list[str]:
     """Re-decide every notebook of the report in ``out`` from its stored metrics (:func:`redecide`),
     write their metrics.json, ``out/index.html`` and ``out/index.json`` again, and return one line per
@@ -360,6 +376,10 @@ def rerender(out: str | Path) -> list[str]:
         if rec.get("status") != "ok" or not path.is_file():
             continue
         metrics = json.loads(path.read_text())
+        if rec["name"].startswith("14"):
+            again = whole_protocol_again(path.parent, metrics)
+            if again != metrics:
+                write(path, json.dumps(_plain(again), indent=2, allow_nan=False) + "\n")
         new = redecide(rec["name"], metrics)
         if new is None:
             continue

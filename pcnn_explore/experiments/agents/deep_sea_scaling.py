@@ -8,24 +8,9 @@ study profile the paper's PixelCNN line (``paper_pixelcnn``); at the paper profi
 holds (``stop_when_solved``), so its log holds what bsuite's logger would have written up to the solve;
 a run that does not solve runs to the cap.
 
-What it computes, per line, from the scaling rows (:data:`pcnn_explore.sweep.deep_sea_report.SCALING_COLUMNS`,
-one per run: the study's :meth:`DeepSeaStudy.scaling_rows` or a sweep report's ``deep_sea_scaling.csv``):
-
-- ``per_seed_score``: bsuite's deep-sea score of each seed (its share of the sizes run whose
-  bsuite solve episode, at bsuite's logged episodes, is below 2^N + 100; a size without a log counts
-  as not solved), what bsuite's own analysis scores on these logs: with today's stop rule, the score a
-  run on to the cap would get. Runs of earlier kits stopped at the first episode where the rule held,
-  which bsuite may not log (11, say): such a run has no bsuite solve episode in its log and counts as
-  not solved there, so for them ``per_seed_score`` is a lower bound; ``per_seed_score_upper`` counts
-  such a run at bsuite's next logged episode (12), the most it could get. ``stopped_between_logged``
-  counts these runs (0 for runs of today's kit, where the two scores are equal);
-- ``score_interval``: the exact 95% interval of the mean per-seed score by inverting the sign-flip
-  test (:func:`pcnn_explore.verdicts.sign_flip_interval`), clipped to [0, 1]; with 5 seeds or fewer
-  no shift is rejected and it is [0, 1];
-- ``largest_n_solved``: per seed, the largest N whose run met bsuite's rule (every episode) within
-  its cap (None: none);
-- ``seeds_solved``: per size, the seeds whose run met the rule, with the exact Clopper-Pearson
-  interval of that share (:func:`pcnn_explore.verdicts.binomial_interval`).
+What it computes from the scaling rows (bsuite's score per seed with its exact interval, the largest N
+solved, the seeds that solve each size; over the whole protocol's 21 sizes as far as its runs are in):
+:mod:`pcnn_explore.experiments.agents.deep_sea_summary`, re-exported here.
 
 Profiles (:func:`settings`): ``smoke`` (DeepSea-4 and -5, 10 episodes, 2 seeds: plumbing, the numbers
 mean nothing), ``study`` (a partial protocol: N = 10, 12, 14, 16, 20, at most 2,500 episodes each,
@@ -49,17 +34,19 @@ import csv
 import math
 import os
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Mapping, Sequence
 
-from pcnn_explore.envs.deep_sea_protocol import (FORGIVE_EPISODES, PROTOCOL_EPISODES, PROTOCOL_SIZES,
-                                                 bsuite_logged_episodes)
+from pcnn_explore.envs.deep_sea_protocol import PROTOCOL_EPISODES, PROTOCOL_SIZES
 from pcnn_explore.experiments.agents.deep_sea_study import (STUDY_SEEDS, DeepSeaStudy, DeepSeaStudySettings,
                                                             StudyVariant, run_study)
+from pcnn_explore.experiments.agents.deep_sea_summary import (next_logged_episode, protocol_score, scaling_figure,
+                                                              score_figure, summarise, summary_text, whole_protocol_text)
 from pcnn_explore.experiments.agents.preregistered import VERDICT_SEED_POOL
 
 __all__ = ["LINE_KEYS", "PROTOCOL_LINES", "PROTOCOL_SEEDS", "PRESETS", "RATES", "settings", "lines", "plan",
            "protocol_part", "budget", "budget_text", "run", "run_into_store", "read_store", "STORE_NAME", "store_folder",
-           "whole_protocol", "whole_protocol_figure", "collect",
+           "protocol_score", "whole_protocol", "whole_protocol_text", "whole_protocol_figure", "whole_protocol_record", "WHOLE_PROTOCOL_FIGURE",
+           "collect",
            "next_logged_episode", "summarise", "read_sweep_report", "summary_text", "scaling_figure", "score_figure",
            "metrics"]
 
@@ -230,6 +217,8 @@ def read_store(s: DeepSeaStudySettings, variants: Sequence[StudyVariant], store:
 
 #: the store's folder in the notebook's output folder (the report's ``14_deep_sea_scaling/protocol``)
 STORE_NAME = "protocol"
+#: the whole protocol's figure in the notebook's output folder
+WHOLE_PROTOCOL_FIGURE = "deep_sea_whole_protocol.png"
 
 
 def store_folder(output_dir: str | os.PathLike, store: str | os.PathLike | None = None) -> Path:
@@ -239,17 +228,20 @@ def store_folder(output_dir: str | os.PathLike, store: str | os.PathLike | None 
 
 def whole_protocol(store: str | os.PathLike) -> dict | None:
     """The paper profile's protocol as far as ``store`` holds it, beside a study run: ``{"part",
-    "source", "done", "planned", "sizes_done", "lines" (:func:`summarise` per line)}``; None where the
-    store holds no log of it."""
+    "source", "done", "planned", "sizes_done", "lines" (:func:`summarise` per line, over the sizes run,
+    with ``protocol_score``: :func:`protocol_score`, over all 21)}``; None where the store holds no
+    log of it."""
     s, variants = settings("paper"), lines("paper")
     if not Path(store).is_dir():
         return None
     data = read_store(s, variants, store)
     if not data["rows"]:
         return None
+    summary = summarise(data["rows"], data["caps"], data["labels"])
+    for key, x in summary.items():
+        x["protocol_score"] = protocol_score([r for r in data["rows"] if r["variant"] == key], s.seeds, s.sizes)
     return {"part": data["part"], "source": data["source"], "done": data["done"], "planned": data["planned"],
-            "sizes_done": data["sizes_done"], "rows": data["rows"],
-            "lines": summarise(data["rows"], data["caps"], data["labels"])}
+            "sizes_done": data["sizes_done"], "rows": data["rows"], "lines": summary}
 
 
 def whole_protocol_figure(whole: Mapping | None, output_dir: str | os.PathLike | None = None):
@@ -260,7 +252,7 @@ def whole_protocol_figure(whole: Mapping | None, output_dir: str | os.PathLike |
     labels = {k: x.get("label", k) for k, x in whole["lines"].items()}
     fig = scaling_figure(whole["rows"], labels, f"bsuite's whole protocol: episodes to solve against N ({whole['part']})")
     if output_dir is not None:
-        fig.savefig(Path(output_dir) / "deep_sea_whole_protocol.png", dpi=110)
+        fig.savefig(Path(output_dir) / WHOLE_PROTOCOL_FIGURE, dpi=110)
     return fig
 
 
@@ -289,64 +281,6 @@ def collect(s: DeepSeaStudySettings, variants: Sequence[StudyVariant], output_di
     return {"rows": study.scaling_rows(), "caps": {n: s.episode_cap(n) for n in s.sizes}, "labels": study.labels,
             "source": f"runs under {Path(output_dir) / 'runs'}", "part": protocol_part(s), "table": study.table(),
             "wall_min": study.wall_s / 60}
-
-
-def next_logged_episode(episode: int) -> int:
-    """The first of bsuite's logged episodes at or after ``episode`` (11 -> 12, 12 -> 12, 101 -> 120)."""
-    e = int(episode)
-    logged = bsuite_logged_episodes(2 * e)
-    return int(logged[logged >= e][0])
-
-
-def _counts(size: int, episode: int | None, cap: int) -> bool:
-    return episode is not None and episode < 2 ** size + FORGIVE_EPISODES and episode <= min(cap, PROTOCOL_EPISODES)
-
-
-def summarise(rows: Sequence[Mapping[str, Any]], caps: Mapping[int, int] | None = None,
-              labels: Mapping[str, str] | None = None) -> dict[str, dict]:
-    """Per line (``variant`` of the rows, in order): the values of the module docstring. ``rows``: the
-    scaling rows (``size``, ``variant``, ``seed``, ``episodes_run``, ``solve_episode``,
-    ``bsuite_solve_episode``, ``counts_for_score``); ``caps``: each size's episode cap (None: the
-    protocol's 10K). A run "stopped between logged episodes" ran exactly to its every-episode solve
-    episode, which bsuite does not log."""
-    from pcnn_explore.verdicts import binomial_interval, sign_flip_interval
-
-    caps = dict(caps or {})
-    out: dict[str, dict] = {}
-    for key in dict.fromkeys(r["variant"] for r in rows):
-        mine = [r for r in rows if r["variant"] == key]
-        sizes, seeds = sorted({int(r["size"]) for r in mine}), sorted({int(r["seed"]) for r in mine})
-        by = {(int(r["size"]), int(r["seed"])): r for r in mine}
-        low, high, largest, between = [], [], [], 0
-        for s in seeds:
-            lo = hi = 0
-            solved_sizes = []
-            for n in sizes:
-                r = by.get((n, s))
-                if r is None:
-                    continue
-                cap, e, seen = caps.get(n, PROTOCOL_EPISODES), r["solve_episode"], r["bsuite_solve_episode"]
-                lo += int(bool(r["counts_for_score"]))
-                upper = bool(r["counts_for_score"])
-                if seen is None and e is not None and int(r["episodes_run"]) == int(e):
-                    between += 1
-                    upper = _counts(n, next_logged_episode(int(e)), cap)
-                hi += int(upper)
-                if e is not None:
-                    solved_sizes.append(n)
-            low.append(lo / len(sizes))
-            high.append(hi / len(sizes))
-            largest.append(max(solved_sizes) if solved_sizes else None)
-        a, b = sign_flip_interval(low)
-        solved_by_size = {}
-        for n in sizes:
-            k = sum(by.get((n, s), {}).get("solve_episode") is not None for s in seeds)
-            solved_by_size[str(n)] = {"k": k, "n": len(seeds), "interval": list(binomial_interval(k, len(seeds)))}
-        out[key] = {"label": (labels or {}).get(key, key), "sizes": sizes, "seeds": seeds, "per_seed_score": low,
-                    "score_mean": sum(low) / len(low), "score_interval": [max(0.0, a), min(1.0, b)],
-                    "per_seed_score_upper": high, "stopped_between_logged": between,
-                    "largest_n_solved": largest, "seeds_solved": solved_by_size}
-    return out
 
 
 def _cell(v: str):
@@ -381,47 +315,6 @@ def read_sweep_report(sweep_dir: str | os.PathLike) -> dict:
     return {"rows": rows, "scores": scores}
 
 
-def summary_text(summary: Mapping[str, dict], part: str) -> str:
-    """One line per line: mean score, its interval, the per-seed scores and the largest N solved."""
-    out = [f"{part}: bsuite's deep-sea score over the sizes run, per seed"]
-    for key, x in summary.items():
-        lo, hi = x["score_interval"]
-        largest = ", ".join("-" if n is None else str(n) for n in x["largest_n_solved"])
-        out.append(f"{x['label']}: mean {x['score_mean']:.2f} [{lo:.2f}, {hi:.2f}] over {len(x['seeds'])} seeds; "
-                   f"per seed {', '.join(f'{v:.2f}' for v in x['per_seed_score'])}; largest N solved {largest}"
-                   + (f"; {x['stopped_between_logged']} runs stopped between bsuite's logged episodes "
-                      f"(upper bound mean {sum(x['per_seed_score_upper']) / len(x['seeds']):.2f})"
-                      if x["stopped_between_logged"] else ""))
-    return "\n".join(out)
-
-
-def scaling_figure(rows: Sequence[Mapping[str, Any]], labels: Mapping[str, str], title: str):
-    """Episodes to solve against N with 2^N dashed (:func:`pcnn_explore.plots.deep_sea.plot_deep_sea_scaling`)."""
-    from pcnn_explore.plots.deep_sea import plot_deep_sea_scaling
-
-    return plot_deep_sea_scaling(rows, labels, None, title)
-
-
-def score_figure(summary: Mapping[str, dict], part: str):
-    """Per line: each seed's score (dots) and the mean with its exact sign-flip interval (bar); a Figure."""
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(6.4, 3.6), layout="constrained")
-    ax = fig.add_subplot()
-    for i, (key, x) in enumerate(summary.items()):
-        n = len(x["per_seed_score"])
-        ax.scatter([i + 0.15 * (j / max(n - 1, 1) - 0.5) for j in range(n)], x["per_seed_score"], s=14, alpha=0.7)
-        lo, hi = x["score_interval"]
-        ax.errorbar([i], [x["score_mean"]], yerr=[[x["score_mean"] - lo], [hi - x["score_mean"]]], fmt="D",
-                    color="k", capsize=4)
-    ax.set_xticks(range(len(summary)))
-    ax.set_xticklabels([x["label"] for x in summary.values()], fontsize=8, rotation=10)
-    ax.set_ylim(-0.05, 1.05)
-    ax.set_ylabel("deep-sea score (share of sizes)")
-    ax.set_title(f"bsuite's deep-sea score per seed, mean and exact 95% interval ({part})", fontsize=9)
-    return fig
-
-
 def metrics(profile: str, part: str, summary: Mapping[str, dict], source: str, s: DeepSeaStudySettings | None = None,
             variants: Sequence[StudyVariant] = (), b: dict | None = None, whole: Mapping | None = None) -> dict:
     """metrics.json: the profile, the part of the protocol (sizes, episodes, seeds; "partial protocol"
@@ -436,5 +329,14 @@ def metrics(profile: str, part: str, summary: Mapping[str, dict], source: str, s
     out = {"profile": profile, "protocol": protocol, "budget": b,
            "lines": {k: {**x, "kind": kinds.get(k)} for k, x in summary.items()}}
     if whole is not None:
-        out["whole_protocol"] = {k: v for k, v in whole.items() if k != "rows"}
+        out.update(whole_protocol_record(whole))
     return out
+
+
+def whole_protocol_record(whole: Mapping) -> dict:
+    """metrics.json's entries for the whole protocol (:func:`whole_protocol`): ``whole_protocol``
+    (without its rows, with ``text``: :func:`whole_protocol_text`'s lines) and ``main_figure``, its
+    figure (:func:`whole_protocol_figure`), the one the report shows for notebook 14."""
+    return {"whole_protocol": {**{k: v for k, v in whole.items() if k != "rows"},
+                               "text": whole_protocol_text(whole).split("\n")},
+            "main_figure": WHOLE_PROTOCOL_FIGURE}
