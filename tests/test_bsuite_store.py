@@ -229,3 +229,23 @@ def test_the_rerendered_report_reads_14s_whole_protocol_again_from_its_committed
     before = (nb / "metrics.json").read_text()
     rerender(out)
     assert (nb / "metrics.json").read_text() == before
+
+
+def test_the_kit_against_another_line_over_the_whole_protocol_by_hand():
+    """Paired by seed: bounds of each seed's difference while sizes are missing; 'higher' only when every
+    one of 6 seeds differs upward (the exact interval at n = 6 is [min, max])."""
+    from pcnn_explore.experiments.agents.deep_sea_summary import protocol_difference
+
+    def score(lower, upper=None):
+        return {"per_seed_lower": lower, "per_seed_upper": upper or lower}
+
+    kit = score([0.9, 0.9, 0.8, 1.0, 0.9, 0.9])
+    d = protocol_difference(kit, score([0.1] * 6))
+    assert d["per_seed_low"] == d["per_seed_high"] == pytest.approx([0.8, 0.8, 0.7, 0.9, 0.8, 0.8])
+    assert d["interval"] == [pytest.approx(0.7, abs=1e-6), pytest.approx(0.9, abs=1e-6)] and d["reading"] == "higher"
+    # one seed of the other line could still reach 0.85 with its sizes to run: the kit's 0.8 no longer clears it
+    open_other = protocol_difference(kit, score([0.1] * 6, [0.1, 0.1, 0.85, 0.1, 0.1, 0.1]))
+    assert open_other["per_seed_low"][2] == pytest.approx(-0.05) and open_other["reading"] == "undecided"
+    assert protocol_difference(score([0.1] * 6), kit)["reading"] == "lower"
+    with pytest.raises(ValueError, match="pairs seeds"):
+        protocol_difference(kit, score([0.1] * 5))

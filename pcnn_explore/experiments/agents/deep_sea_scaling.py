@@ -39,13 +39,14 @@ from typing import Mapping, Sequence
 from pcnn_explore.envs.deep_sea_protocol import PROTOCOL_EPISODES, PROTOCOL_SIZES
 from pcnn_explore.experiments.agents.deep_sea_study import (STUDY_SEEDS, DeepSeaStudy, DeepSeaStudySettings,
                                                             StudyVariant, run_study)
-from pcnn_explore.experiments.agents.deep_sea_summary import (next_logged_episode, protocol_score, scaling_figure,
-                                                              score_figure, summarise, summary_text, whole_protocol_text)
+from pcnn_explore.experiments.agents.deep_sea_summary import (next_logged_episode, protocol_difference, protocol_score,
+                                                              scaling_figure, score_figure, summarise, summary_text,
+                                                              whole_protocol_text)
 from pcnn_explore.experiments.agents.preregistered import VERDICT_SEED_POOL
 
 __all__ = ["LINE_KEYS", "PROTOCOL_LINES", "PROTOCOL_SEEDS", "PRESETS", "RATES", "settings", "lines", "plan",
            "protocol_part", "budget", "budget_text", "run", "run_into_store", "read_store", "STORE_NAME", "store_folder",
-           "protocol_score", "whole_protocol", "whole_protocol_text", "whole_protocol_figure", "whole_protocol_record", "WHOLE_PROTOCOL_FIGURE",
+           "protocol_score", "protocol_difference", "whole_protocol", "whole_protocol_text", "whole_protocol_figure", "whole_protocol_record", "WHOLE_PROTOCOL_FIGURE",
            "collect",
            "next_logged_episode", "summarise", "read_sweep_report", "summary_text", "scaling_figure", "score_figure",
            "metrics"]
@@ -229,8 +230,8 @@ def store_folder(output_dir: str | os.PathLike, store: str | os.PathLike | None 
 def whole_protocol(store: str | os.PathLike) -> dict | None:
     """The paper profile's protocol as far as ``store`` holds it, beside a study run: ``{"part",
     "source", "done", "planned", "sizes_done", "lines" (:func:`summarise` per line, over the sizes run,
-    with ``protocol_score``: :func:`protocol_score`, over all 21)}``; None where the store holds no
-    log of it."""
+    with ``protocol_score``: :func:`protocol_score`, over all 21), "kit_against" (the kit's line against
+    each other line, paired by seed: :func:`protocol_difference`)}``; None where the store holds no log of it."""
     s, variants = settings("paper"), lines("paper")
     if not Path(store).is_dir():
         return None
@@ -240,8 +241,11 @@ def whole_protocol(store: str | os.PathLike) -> dict | None:
     summary = summarise(data["rows"], data["caps"], data["labels"])
     for key, x in summary.items():
         x["protocol_score"] = protocol_score([r for r in data["rows"] if r["variant"] == key], s.seeds, s.sizes)
+    kit = summary.get("kit")
+    against = {k: protocol_difference(kit["protocol_score"], x["protocol_score"])
+               for k, x in summary.items() if kit is not None and k != "kit"}
     return {"part": data["part"], "source": data["source"], "done": data["done"], "planned": data["planned"],
-            "sizes_done": data["sizes_done"], "rows": data["rows"], "lines": summary}
+            "sizes_done": data["sizes_done"], "rows": data["rows"], "lines": summary, "kit_against": against}
 
 
 def whole_protocol_figure(whole: Mapping | None, output_dir: str | os.PathLike | None = None):
