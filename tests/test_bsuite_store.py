@@ -168,7 +168,8 @@ def test_the_paper_plan_on_two_small_sizes_at_the_smoke_budget_runs_into_the_sto
     with pytest.raises(ValueError, match="holds runs of 10 episodes and this plan caps them at 10000"):
         dss.whole_protocol(store)
     assert dss.whole_protocol(tmp_path / "no store") is None and dss.whole_protocol_figure(None) is None
-    whole = {"rows": again["rows"], "part": again["part"], "lines": summary}
+    whole = {"rows": again["rows"], "part": again["part"], "done": again["done"], "planned": again["planned"],
+             "lines": summary}
     assert dss.whole_protocol_figure(whole, tmp_path) is not None and (tmp_path / "deep_sea_whole_protocol.png").is_file()
     # a log lost from the store is run again (the run's own folder reads it back), and only it
     (store / "dqn" / "seed703" / "bsuite_id_-_deep_sea-1.csv").unlink()

@@ -254,7 +254,8 @@ def whole_protocol_figure(whole: Mapping | None, output_dir: str | os.PathLike |
     if not whole:
         return None
     labels = {k: x.get("label", k) for k, x in whole["lines"].items()}
-    fig = scaling_figure(whole["rows"], labels, f"bsuite's whole protocol: episodes to solve against N ({whole['part']})")
+    fig = scaling_figure(whole["rows"], labels, f"bsuite's whole protocol, {whole['done']} of {whole['planned']} runs in: "
+                                                 "episodes to solve against N")
     if output_dir is not None:
         fig.savefig(Path(output_dir) / WHOLE_PROTOCOL_FIGURE, dpi=110)
     return fig
