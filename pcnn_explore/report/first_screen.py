@@ -108,13 +108,13 @@ def _protocol_score(p: Mapping | None) -> str:
     """``0.71 [0.60, 0.80]`` for a line whose 21 sizes are all in, else ``between 0.24 and 1.00
     [0.24, 1.00] (5 of 21 sizes in)``: bsuite's score over the whole protocol
     (:func:`pcnn_explore.experiments.agents.deep_sea_summary.protocol_score`)."""
-    if not isinstance(p, Mapping):
+    from pcnn_explore.experiments.agents.deep_sea_summary import protocol_score_text
+
+    try:
+        text = protocol_score_text(p)
+    except (TypeError, KeyError, ValueError):  # not a protocol score the kit wrote
         return "?"
-    iv = p.get("interval") or [None, None]
-    if p.get("complete"):
-        return f"{_f(p.get('lower_mean'))} [{_f(iv[0])}, {_f(iv[1])}]"
-    return (f"between {_f(p.get('lower_mean'))} and {_f(p.get('upper_mean'))} [{_f(iv[0])}, {_f(iv[1])}] "
-            f"({len(p.get('sizes_in') or [])} of 21 sizes in)")
+    return text if p.get("complete") else f"{text} ({len(p.get('sizes_in') or [])} of 21 sizes in)"
 
 
 def claim_number(claim: Claim) -> str:

@@ -46,8 +46,8 @@ from pcnn_explore.experiments.agents.preregistered import VERDICT_SEED_POOL
 
 __all__ = ["LINE_KEYS", "PROTOCOL_LINES", "PROTOCOL_SEEDS", "PRESETS", "RATES", "settings", "lines", "plan",
            "protocol_part", "budget", "budget_text", "run", "run_into_store", "read_store", "STORE_NAME", "store_folder",
-           "protocol_score", "protocol_difference", "whole_protocol", "whole_protocol_text", "whole_protocol_figure", "whole_protocol_record", "WHOLE_PROTOCOL_FIGURE",
-           "collect",
+           "protocol_score", "protocol_difference", "whole_protocol", "whole_protocol_text", "whole_protocol_figure",
+           "whole_protocol_record", "WHOLE_PROTOCOL_FIGURE", "collect",
            "next_logged_episode", "summarise", "read_sweep_report", "summary_text", "scaling_figure", "score_figure",
            "metrics"]
 

@@ -32,8 +32,8 @@ from typing import Any, Mapping, Sequence
 from pcnn_explore.envs.deep_sea_protocol import (FORGIVE_EPISODES, PROTOCOL_EPISODES, PROTOCOL_SIZES,
                                                  bsuite_logged_episodes)
 
-__all__ = ["next_logged_episode", "summarise", "protocol_score", "protocol_difference", "summary_text",
-           "whole_protocol_text",
+__all__ = ["next_logged_episode", "summarise", "protocol_score", "protocol_score_text", "protocol_difference",
+           "summary_text", "whole_protocol_text",
            "scaling_figure", "score_figure"]
 
 
@@ -110,9 +110,8 @@ def protocol_score(rows: Sequence[Mapping[str, Any]], seeds: Sequence[int], size
         counted[int(r["seed"])][int(r["size"])] = bool(r["counts_for_score"])
     bounds = [score_bounds(counted[int(s)], sizes) for s in seeds]
     lower, upper = [b[0] for b in bounds], [b[1] for b in bounds]
-    return {"complete": all(len(counted[int(s)]) == len(sizes) for s in seeds),
-            "sizes_in": [n for n in sizes if all(n in counted[int(s)] for s in seeds)],
-            "per_seed_lower": lower, "per_seed_upper": upper,
+    sizes_in = [n for n in sizes if all(n in counted[int(s)] for s in seeds)]
+    return {"complete": len(sizes_in) == len(sizes), "sizes_in": sizes_in, "per_seed_lower": lower, "per_seed_upper": upper,
             "lower_mean": sum(lower) / len(lower), "upper_mean": sum(upper) / len(upper),
             "interval": [max(0.0, sign_flip_interval(lower)[0]), min(1.0, sign_flip_interval(upper)[1])]}
 
@@ -135,6 +134,15 @@ def protocol_difference(a: Mapping, b: Mapping) -> dict:
             "reading": "higher" if lo > 0 else "lower" if hi < 0 else "undecided"}
 
 
+def protocol_score_text(p: Mapping) -> str:
+    """A line's :func:`protocol_score` in words: ``0.91 [0.86, 0.95]`` once complete, else ``between 0.12
+    and 0.66 [0.00, 0.76]`` (the bounds' means and the interval that holds the score)."""
+    lo, hi = p["interval"]
+    if p["complete"]:
+        return f"{p['lower_mean']:.2f} [{lo:.2f}, {hi:.2f}]"
+    return f"between {p['lower_mean']:.2f} and {p['upper_mean']:.2f} [{lo:.2f}, {hi:.2f}]"
+
+
 def whole_protocol_text(whole: Mapping | None) -> str:
     """Per line, bsuite's score over the 21 sizes: ``0.71 [0.60, 0.80]`` once every run is in, else
     ``between 0.24 and 1.00 [0.24, 1.00] over 6 seeds, 5 of 21 sizes in``; then the largest N solved per seed."""
@@ -143,10 +151,8 @@ def whole_protocol_text(whole: Mapping | None) -> str:
     out = [f"{whole['part']}: bsuite's deep-sea score over N = 10 ... 50 (10K episodes), per line, 95% exact interval"]
     for x in whole["lines"].values():
         p = x["protocol_score"]
-        (lo, hi), n = p["interval"], len(p["per_seed_lower"])
-        score = (f"{p['lower_mean']:.2f} [{lo:.2f}, {hi:.2f}] over {n} seeds" if p["complete"] else
-                 f"between {p['lower_mean']:.2f} and {p['upper_mean']:.2f} [{lo:.2f}, {hi:.2f}] over "
-                 f"{n} seeds, {len(p['sizes_in'])} of {len(PROTOCOL_SIZES)} sizes in")
+        score = f"{protocol_score_text(p)} over {len(p['per_seed_lower'])} seeds" + (
+            "" if p["complete"] else f", {len(p['sizes_in'])} of {len(PROTOCOL_SIZES)} sizes in")
         largest = ", ".join("-" if n is None else str(n) for n in x["largest_n_solved"])
         out.append(f"{x['label']}: {score}; largest N solved {largest}")
     for key, d in (whole.get("kit_against") or {}).items():
