@@ -153,7 +153,16 @@ def test_the_paper_plan_on_two_small_sizes_at_the_smoke_budget_runs_into_the_sto
     monkeypatch.setenv("PCNN_EXPLORE_EXECUTOR", "local")
     s = dss.settings("paper", sizes=(10, 12), episodes=(10,))  # the paper's lines and seeds; smoke's 10 episodes
     lines, store = dss.lines("paper"), tmp_path / "protocol"
+    from pcnn_explore.experiments.agents import agent_runs
+
+    seen, real = [], agent_runs.run_specs
+
+    def watched(specs, *a, on_done, **kw):  # the store's size as each run finishes, while the others run
+        return real(specs, *a, on_done=lambda i: (on_done(i), seen.append(len(bs.stored(store, 10)))), **kw)
+
+    monkeypatch.setattr(agent_runs, "run_specs", watched)
     first = dss.collect(s, lines, tmp_path / "out", store=store)
+    assert seen == list(range(1, 49))  # each log kept as its run finished, not only when all had
     assert first["ran"]["planned"] == first["ran"]["ran"] == first["ran"]["kept"] == 2 * 4 * 6
     assert first["done"] == first["planned"] == 48 and first["part"] == "partial protocol"
     assert sorted(p.name for p in store.iterdir()) == ["dqn", "kit", "paper_cts", "paper_cts_horizon", "store.json"]
@@ -192,6 +201,33 @@ def test_the_sweep_keeps_its_deep_sea_trials_in_the_store(tmp_path, capsys, monk
     # not bsuite's: refused before anything runs
     assert main(args[:2] + ["DeepSea-11-v0"] + args[3:]) == 2
     assert "of N = 10, 12, ..., 50 only; DeepSea-11-v0 is not one" in capsys.readouterr().err
+
+
+def test_the_sweep_keeps_each_finished_log_in_the_store_before_it_ends(tmp_path, capsys, monkeypatch):
+    """A sweep killed (SIGKILL: no ``finally``) after some trials finished must have kept their logs: the
+    store grows trial by trial while the sweep still runs. The runner calls ``on_done`` for done trials
+    only, once each."""
+    from pcnn_explore.cli import main
+    from pcnn_explore.sweep import runner
+
+    store, out = tmp_path / "protocol", tmp_path / "sweep"
+    seen, real = [], runner.run_trials
+
+    def watched(trials, **kw):
+        keep = kw["on_done"]
+
+        def on_done(i):
+            keep(i)
+            seen.append((trials[i].env, len(bs.stored(store, 10))))  # the store, while the sweep runs
+        return real(trials, **{**kw, "on_done": on_done, "max_concurrent": 1})
+
+    monkeypatch.setattr(runner, "run_trials", watched)
+    args = ["sweep", "--envs", "DeepSea-10-v0,DeepSea-12-v0", "--lines", "dqn", "--seeds", "701", "--episodes", "10",
+            "--set", "tensorboard=false", "--executor", "local", "--no-progress", "--out", str(out),
+            "--bsuite-store", str(store)]
+    assert main(args) == 0
+    assert seen == [("DeepSea-10-v0", 1), ("DeepSea-12-v0", 2)]
+    assert "2 finished trial logs added" in capsys.readouterr().err
 
 
 def test_the_rerendered_report_reads_14s_whole_protocol_again_from_its_committed_logs(tmp_path):

@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 from pcnn_explore.sweep.executors import choose_executor, make_executor
 from pcnn_explore.sweep.folders import ATTEMPT_FILE, prepare, read_json, tail_step
@@ -34,7 +34,7 @@ def run_trials(trials: Sequence[Trial], *, address: str | None = None, executor:
                cpus_per_trial: float = 1.0, gpus_per_trial: float = 0.0, max_retries: int = 3,
                max_concurrent: int | None = None, on_mismatch: str = "error",
                sweep_dir: str | os.PathLike | None = None, view: SweepView | None = None, refresh_s: float = 1.0,
-               info: dict | None = None) -> list[dict]:
+               info: dict | None = None, on_done: Callable[[int], None] | None = None) -> list[dict]:
     """Run ``trials`` and return their records (as in ``sweep.json``), in the given order.
 
     ``executor`` (:func:`~pcnn_explore.sweep.executors.choose_executor`): ``local`` (worker
@@ -45,7 +45,9 @@ def run_trials(trials: Sequence[Trial], *, address: str | None = None, executor:
     cluster's resources allow). A failed trial does not stop the others. On KeyboardInterrupt the
     workers end (Ctrl-C: at once; SIGTERM, raised as :class:`~pcnn_explore.run.interrupt.Terminated`:
     the local executor's workers each checkpoint at the step their trial reached first), the
-    running trials are marked queued, and it is raised again.
+    running trials are marked queued, and it is raised again. ``on_done(i)`` is called in this process
+    as soon as ``trials[i]`` ends done in this sweep (not for trials done before it started), so what a
+    finished trial leaves can be kept before the sweep ends, or dies.
     """
     kind = choose_executor(executor, address)
     planned = check_trials(trials, address=address, cpus_per_trial=cpus_per_trial, gpus_per_trial=gpus_per_trial,
@@ -65,14 +67,16 @@ def run_trials(trials: Sequence[Trial], *, address: str | None = None, executor:
     board.show()
     if pool is None:
         return board.records
-    _run(pool, [s for _, s, _ in planned], todo, board, refresh_s)
+    _run(pool, [s for _, s, _ in planned], todo, board, refresh_s, on_done)
     board.show()
     return board.records
 
 
-def _run(pool, settings: list[dict], todo: list[int], board: "_Board", refresh_s: float) -> None:
-    """The event loop: submit the trials ``todo`` as ``pool`` has room, record those that end, and
-    follow the running ones in their folders, every ``refresh_s`` seconds."""
+def _run(pool, settings: list[dict], todo: list[int], board: "_Board", refresh_s: float,
+         on_done: Callable[[int], None] | None = None) -> None:
+    """The event loop: submit the trials ``todo`` as ``pool`` has room, record those that end (and
+    call ``on_done`` for each done one), and follow the running ones in their folders, every
+    ``refresh_s`` seconds."""
     launched = time.time()
     waiting, running, clock = list(todo), set(), {}
     try:
@@ -86,6 +90,8 @@ def _run(pool, settings: list[dict], todo: list[int], board: "_Board", refresh_s
                 running.discard(i)
                 _ended(board.records[i], res, error)
                 changed = True
+                if error is None and on_done is not None:
+                    on_done(i)
             now = time.time()
             for i in running:
                 changed |= _follow(board.records[i], i, launched, clock, now)

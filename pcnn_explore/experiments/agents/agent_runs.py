@@ -20,7 +20,7 @@ import dataclasses
 import json
 import os
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -225,7 +225,7 @@ EXECUTOR_VARIABLE = "PCNN_EXPLORE_EXECUTOR"
 
 
 def run_specs(specs: Sequence[RunSpec], workers: int = 1, progress: bool = False,
-              executor: str | None = None) -> list[RunResult]:
+              executor: str | None = None, on_done: Callable[[int], None] | None = None) -> list[RunResult]:
     """Run ``specs`` (at most ``workers`` at once) and return their results in the same order.
 
     ``executor``: ``local`` (worker processes on this machine, no Ray), ``ray`` (Ray tasks: the
@@ -234,8 +234,9 @@ def run_specs(specs: Sequence[RunSpec], workers: int = 1, progress: bool = False
     else ``auto``. The results do not depend on ``workers`` nor on the executor (each run is seeded
     by its spec alone). A folder already holding the same finished run is read back without
     training; an unfinished one is resumed from its checkpoint; one holding another run is
-    replaced. ``progress`` prints a line per run that starts or ends. Raises RuntimeError naming
-    the runs that failed.
+    replaced. ``progress`` prints a line per run that starts or ends. ``on_done(i)`` is called as
+    soon as ``specs[i]`` finishes training here (:func:`~pcnn_explore.sweep.runner.run_trials`).
+    Raises RuntimeError naming the runs that failed.
     """
     from pcnn_explore.sweep.ray_cluster import release
     from pcnn_explore.sweep.runner import run_trials
@@ -254,7 +255,7 @@ def run_specs(specs: Sequence[RunSpec], workers: int = 1, progress: bool = False
         return []
     try:
         records = run_trials([_trial(s) for s in specs], executor=executor, max_concurrent=workers,
-                             on_mismatch="replace",
+                             on_mismatch="replace", on_done=on_done,
                              view=SweepView(tty=False, every_s=float("inf")) if progress else None)
     finally:
         release()  # a local Ray started here stops with the runs (not a cluster joined by address)

@@ -164,8 +164,8 @@ def run_into_store(s: DeepSeaStudySettings, variants: Sequence[StudyVariant], ou
     """Run the runs of :func:`plan` whose finished bsuite log is not in ``store`` under
     ``output_dir/runs`` (resuming any unfinished one from its checkpoint), through the sweep executors
     (:func:`~pcnn_explore.experiments.agents.agent_runs.run_specs`: ``$PCNN_EXPLORE_EXECUTOR`` local
-    or ray), then add each finished run's log to the store (:func:`pcnn_explore.sweep.bsuite_store.keep`),
-    on an interruption too. Returns ``{"planned", "in_store_before", "ran", "kept", "wall_s"}``.
+    or ray), adding each finished run's log to the store (:func:`pcnn_explore.sweep.bsuite_store.keep`)
+    as it finishes. Returns ``{"planned", "in_store_before", "ran", "kept", "wall_s"}``.
     Everything is checked before any run: the stop rule, one episode cap, bsuite's map, the store's
     record (ValueError)."""
     import time
@@ -183,9 +183,14 @@ def run_into_store(s: DeepSeaStudySettings, variants: Sequence[StudyVariant], ou
     keys = [(sp.key, sp.seed, int(deep_sea_size(sp.env))) for sp in specs]
     todo = [(specs[i], keys[i]) for i in bsuite_store.pending(keys, store, cap)]
     start, kept = time.monotonic(), 0
+
+    def keep_now(i: int) -> None:  # each log as its run finishes: a process killed later loses none
+        sp, (line, seed, n) = todo[i]
+        bsuite_store.keep(store, line, seed, n, sp.out_dir, cap, profile)
+
     try:
-        run_specs([sp for sp, _ in todo], s.workers, progress=progress)
-    finally:
+        run_specs([sp for sp, _ in todo], s.workers, progress=progress, on_done=keep_now)
+    finally:  # again for all, on an interruption too (written again alike)
         for sp, (line, seed, n) in todo:
             kept += bsuite_store.keep(store, line, seed, n, sp.out_dir, cap, profile) is not None
     return {"planned": len(specs), "in_store_before": len(specs) - len(todo), "ran": len(todo), "kept": kept,
