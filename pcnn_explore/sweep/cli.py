@@ -201,13 +201,12 @@ def run_cli(args: argparse.Namespace) -> int:
         try:
             records = run_trials(trials, address=args.address, executor=args.executor,
                                  cpus_per_trial=grid.cpus_per_trial, gpus_per_trial=grid.gpus_per_trial,
-                                 max_retries=args.max_retries,
-                                 max_concurrent=args.max_concurrent, sweep_dir=grid.out,
+                                 max_retries=args.max_retries, max_concurrent=args.max_concurrent, sweep_dir=grid.out,
                                  view=None if args.no_progress else SweepView(),
                                  info={"figure": grid.figure, "profile": grid.profile},
-                                 # each finished log into the store at once: a sweep killed later loses none
                                  on_done=None if store is None else lambda i: _keep_in_store(store, grid, [trials[i]]))
-        finally:  # again for all: trials done in the sweep's folder before this command started
+        finally:  # each log was kept as its trial ended (a sweep killed later loses none); again for all here,
+            # for trials done in the sweep's folder before this command started
             if store is not None:
                 kept = _keep_in_store(store, grid, trials)
                 print(f"{kept} finished trial logs added to {store} ({len(held)} were there before)", file=sys.stderr)
