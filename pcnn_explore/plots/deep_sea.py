@@ -34,7 +34,7 @@ def plot_deep_sea_scaling(rows: Sequence[Mapping], labels: Mapping[str, str] | N
     if not rows:
         raise ValueError("no deep-sea runs to plot: the sweep has no DeepSea trial")
     labels, colours = dict(labels or {}), dict(colours or {})
-    fig = Figure(figsize=(6.4, 4.4), layout="constrained")
+    fig = Figure(figsize=(6.4, 6.0), layout="constrained")
     ax = fig.add_subplot()
     variants = list(dict.fromkeys(r["variant"] for r in rows))
     sizes = sorted({int(r["size"]) for r in rows})
@@ -78,5 +78,6 @@ def plot_deep_sea_scaling(rows: Sequence[Mapping], labels: Mapping[str, str] | N
     ax.set_xlabel("deep-sea size N")
     ax.set_ylabel("episodes to solve (bsuite's rule, every episode)")
     ax.set_title(title or "Episodes to solve deep sea against N")
-    ax.legend(fontsize=7, loc="lower right")
+    # below the axes: with four lines' solved and unsolved marks, a legend inside covers points
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.13), frameon=False)
     return fig
