@@ -146,15 +146,15 @@ def _store_plan(store, grid, trials):
     return store, {k for i, k in enumerate(keys) if i not in pending}
 
 
-def _keep_in_store(store, grid, trials) -> int:
-    """Add each finished trial's bsuite log to the store; how many were added."""
+def _keep_in_store(store, grid, trials, kept: set) -> None:
+    """Add the bsuite log of each finished trial not yet in ``kept`` (their names) to the store, and its name to ``kept``."""
     from pcnn_explore.sweep import bsuite_store
 
-    kept = 0
     for t in trials:
         line, seed, n = _store_key(t)
-        kept += bsuite_store.keep(store, line, seed, n, t.out_dir, grid.episodes, grid.profile) is not None
-    return kept
+        if t.name not in kept and bsuite_store.keep(store, line, seed, n, t.out_dir, grid.episodes,
+                                                    grid.profile) is not None:
+            kept.add(t.name)
 
 
 def _fail(message: str) -> int:
@@ -198,18 +198,18 @@ def run_cli(args: argparse.Namespace) -> int:
                 print(t.name)
             print(f"{len(trials)} trials in {grid.out}" + (f" ({len(held)} more already in {store})" if store else ""))
             return 0
+        kept: set = set()
         try:
             records = run_trials(trials, address=args.address, executor=args.executor,
                                  cpus_per_trial=grid.cpus_per_trial, gpus_per_trial=grid.gpus_per_trial,
                                  max_retries=args.max_retries, max_concurrent=args.max_concurrent, sweep_dir=grid.out,
                                  view=None if args.no_progress else SweepView(),
                                  info={"figure": grid.figure, "profile": grid.profile},
-                                 on_done=None if store is None else lambda i: _keep_in_store(store, grid, [trials[i]]))
-        finally:  # each log was kept as its trial ended (a sweep killed later loses none); again for all here,
-            # for trials done in the sweep's folder before this command started
+                                 on_done=None if store is None else lambda i: _keep_in_store(store, grid, [trials[i]], kept))
+        finally:  # kept as each trial ended (none lost to a kill); here those done before this command
             if store is not None:
-                kept = _keep_in_store(store, grid, trials)
-                print(f"{kept} finished trial logs added to {store} ({len(held)} were there before)", file=sys.stderr)
+                _keep_in_store(store, grid, trials, kept)
+                print(f"{len(kept)} finished trial logs added to {store} ({len(held)} were there before)", file=sys.stderr)
     except (SweepError, ValueError, TypeError, OSError) as e:
         return _fail(str(e))
     except KeyboardInterrupt:

@@ -182,18 +182,20 @@ def run_into_store(s: DeepSeaStudySettings, variants: Sequence[StudyVariant], ou
     specs = study_specs(s, variants, Path(output_dir) / "runs")
     keys = [(sp.key, sp.seed, int(deep_sea_size(sp.env))) for sp in specs]
     todo = [(specs[i], keys[i]) for i in bsuite_store.pending(keys, store, cap)]
-    start, kept = time.monotonic(), 0
+    start, kept = time.monotonic(), set()
 
-    def keep_now(i: int) -> None:  # each log as its run finishes: a process killed later loses none
+    def keep(i: int) -> None:
         sp, (line, seed, n) = todo[i]
-        bsuite_store.keep(store, line, seed, n, sp.out_dir, cap, profile)
+        if bsuite_store.keep(store, line, seed, n, sp.out_dir, cap, profile) is not None:
+            kept.add(i)
 
-    try:
-        run_specs([sp for sp, _ in todo], s.workers, progress=progress, on_done=keep_now)
-    finally:  # again for all, on an interruption too (written again alike)
-        for sp, (line, seed, n) in todo:
-            kept += bsuite_store.keep(store, line, seed, n, sp.out_dir, cap, profile) is not None
-    return {"planned": len(specs), "in_store_before": len(specs) - len(todo), "ran": len(todo), "kept": kept,
+    try:  # each log as its run finishes (a process killed later loses none)
+        run_specs([sp for sp, _ in todo], s.workers, progress=progress, on_done=keep)
+    finally:  # the runs read back from their folders, and those left on an interruption
+        for i in range(len(todo)):
+            if i not in kept:
+                keep(i)
+    return {"planned": len(specs), "in_store_before": len(specs) - len(todo), "ran": len(todo), "kept": len(kept),
             "wall_s": time.monotonic() - start}
 
 
