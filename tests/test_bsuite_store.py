@@ -286,3 +286,31 @@ def test_the_kit_against_another_line_over_the_whole_protocol_by_hand():
     assert protocol_difference(score([0.1] * 6), kit)["reading"] == "lower"
     with pytest.raises(ValueError, match="pairs seeds"):
         protocol_difference(kit, score([0.1] * 5))
+
+
+SHIPPED_STORE = Path(__file__).resolve().parents[1] / "docs" / "study-report" / "14_deep_sea_scaling" / "protocol"
+
+
+def test_the_shipped_whole_protocol_is_complete_and_every_score_quoted_is_what_its_logs_give():
+    """The report's committed bsuite logs hold all 504 runs; each seed's score is bsuite's rule applied to
+    its folder (score_bsuite_logs, which reads the csv files alone, not the scaling rows); 14's shipped
+    metrics hold what the logs give now, and the README and the report's README quote those scores."""
+    from pcnn_explore.experiments.agents import deep_sea_scaling as dss
+    from pcnn_explore.experiments.agents.deep_sea_summary import protocol_score_text
+
+    whole = dss.whole_protocol(SHIPPED_STORE)
+    assert (whole["done"], whole["planned"]) == (504, 504)
+    shipped = json.loads((SHIPPED_STORE.parent / "metrics.json").read_text())["whole_protocol"]
+    assert shipped["text"] == dss.whole_protocol_text(whole).split("\n")
+    root = SHIPPED_STORE.parents[2].parent
+    readmes = [(root / "README.md").read_text(), (root / "docs" / "study-report" / "README.md").read_text()]
+    for key, line in whole["lines"].items():
+        p = line["protocol_score"]
+        assert p["complete"] and p["per_seed_lower"] == p["per_seed_upper"], key
+        by_rule = [score_bsuite_logs(SHIPPED_STORE / key / f"seed{s}")[0] for s in range(701, 707)]
+        assert p["per_seed_lower"] == by_rule, key  # both are k / 21 from the same solves: equal, not close
+        assert shipped["lines"][key]["protocol_score"] == p, key
+        assert shipped["lines"][key]["largest_n_solved"] == line["largest_n_solved"], key
+        assert all(protocol_score_text(p) in " ".join(r.split()) for r in readmes), key
+    for key, d in whole["kit_against"].items():
+        assert d["reading"] == shipped["kit_against"][key]["reading"] == "higher", key
