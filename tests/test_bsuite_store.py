@@ -288,7 +288,8 @@ def test_the_kit_against_another_line_over_the_whole_protocol_by_hand():
         protocol_difference(kit, score([0.1] * 5))
 
 
-SHIPPED_STORE = Path(__file__).resolve().parents[1] / "docs" / "study-report" / "14_deep_sea_scaling" / "protocol"
+ROOT = Path(__file__).resolve().parents[1]
+SHIPPED_STORE = ROOT / "docs" / "study-report" / "14_deep_sea_scaling" / "protocol"
 
 
 def test_the_shipped_whole_protocol_is_complete_and_every_score_quoted_is_what_its_logs_give():
@@ -302,8 +303,7 @@ def test_the_shipped_whole_protocol_is_complete_and_every_score_quoted_is_what_i
     assert (whole["done"], whole["planned"]) == (504, 504)
     shipped = json.loads((SHIPPED_STORE.parent / "metrics.json").read_text())["whole_protocol"]
     assert shipped["text"] == dss.whole_protocol_text(whole).split("\n")
-    root = SHIPPED_STORE.parents[2].parent
-    readmes = [(root / "README.md").read_text(), (root / "docs" / "study-report" / "README.md").read_text()]
+    readmes = [(ROOT / "README.md").read_text(), (ROOT / "docs" / "study-report" / "README.md").read_text()]
     for key, line in whole["lines"].items():
         p = line["protocol_score"]
         assert p["complete"] and p["per_seed_lower"] == p["per_seed_upper"], key
