@@ -27,11 +27,13 @@ import json
 import math
 import re
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from pcnn_explore.atomic import write_text_atomic
 from pcnn_explore.experiments.density import density_verdicts as dv
+from pcnn_explore.report.records import folder_of, read_records
 from pcnn_explore.report.take import KEPT_FOLDERS, take  # a re-run taken into a report, importable from here
+from pcnn_explore.report.take import check_report, clear_staging, report_lock
 from pcnn_explore.verdicts import (
     NOT_ON_THIS_TASK,
     NOT_TESTABLE,
@@ -357,25 +359,33 @@ def whole_protocol_again(folder: Path, metrics: Mapping) -> dict:
     return {**metrics, **dss.whole_protocol_record(whole)}
 
 
-def rerender(out: str | Path) -> list[str]:
+def rerender(out: str | Path, say: Callable[[str], None] | None = None) -> list[str]:
     """Re-decide every notebook of the report in ``out`` from its stored metrics (:func:`redecide`),
     write their metrics.json, ``out/index.html`` and ``out/index.json`` again, and return one line per
-    notebook whose verdict changed; with the markers in ``out/README.md``, those lines go between them."""
+    notebook whose verdict changed; with the markers in ``out/README.md``, those lines go between them.
+    The report is held for the while (:func:`pcnn_explore.report.take.report_lock`), the staging folders
+    of a killed take are cleared first (:func:`~pcnn_explore.report.take.clear_staging`, which says so
+    through ``say``), and index.json and every metrics.json are checked before anything is written
+    (:func:`~pcnn_explore.report.take.check_report`: ValueError naming the file and the field)."""
+    out = Path(out)
+    read_records(out)  # (FileNotFoundError before the report is locked)
+    with report_lock(out):
+        clear_staging(out, say)
+        return _rerender(out)
+
+
+def _rerender(out: Path) -> list[str]:
     from pcnn_explore.atomic import write_text_atomic as write
     from pcnn_explore.report import index
     from pcnn_explore.report.metrics import _plain
 
-    out = Path(out)
-    records_path = out / index.RECORDS
-    if not records_path.is_file():
-        raise FileNotFoundError(f"{records_path} does not exist: --rerender needs a report made by pcnn-explore reproduce")
-    stored = json.loads(records_path.read_text())
+    stored, loaded = check_report(out)
     changes = []
-    for rec in stored.get("notebooks", []):
-        path = out / (rec.get("output_dir") or rec["name"]) / "metrics.json"
-        if rec.get("status") != "ok" or not path.is_file():
+    for rec in stored["notebooks"]:
+        path = out / folder_of(rec) / "metrics.json"
+        if rec["name"] not in loaded:  # (a failed notebook, or one that wrote no metrics.json)
             continue
-        metrics = json.loads(path.read_text())
+        metrics = loaded[rec["name"]]
         if rec["name"].startswith("14"):
             again = whole_protocol_again(path.parent, metrics)
             if again != metrics:
