@@ -31,6 +31,7 @@ import torch
 
 from pcnn_explore.agents.dqn import DQNAgent
 from pcnn_explore.agents.replay import Batch, ReplayBuffer
+from pcnn_explore.agents.transitions import check_reward
 from pcnn_explore.checks import SettingError
 from pcnn_explore.run import TrainConfig, config
 from pcnn_explore.run.learners import make_learner
@@ -159,6 +160,11 @@ def test_a_reward_is_stored_where_float32_holds_it_finite_and_refused_where_it_r
         tail = FLOAT32_TAIL if np.isfinite(r) else REWARD_TAIL
         assert str(refused_with.value) == f"transition reward {r!r}" + tail
     assert buf.written == len(taken) + 1  # nothing of the refused ones
+    # a reward clipped before it is stored (the run's loop clips the env's reward plus the bonus to
+    # [-1, 1]) need only be finite: a bonus of 1e96 is large, not broken
+    assert check_reward(1e96, "reward plus bonus") == 1e96 and check_reward(np.float64(-1e39)) == -1e39
+    with pytest.raises(ValueError, match=r"^reward plus bonus 1e\+96 is not a finite number in float32, the dtype"):
+        check_reward(1e96, "reward plus bonus", float32=True)
 
 
 def batch(n: int = 4, **change) -> Batch:
@@ -365,7 +371,8 @@ def test_the_cuda_graph_checks_a_batch_given_to_it_from_outside_with_the_same_wo
     """A captured graph copies a batch into its static buffers as it is, where numpy broadcasts one
     action into four slots. Called from outside (not from ``DQNAgent.learn``, which has checked the
     batch), it checks the batch first and then its layout against the captured one, before touching
-    any buffer: a graph object without buffers (capturing needs CUDA) shows it on the CPU."""
+    any buffer: a graph object without buffers (capturing needs CUDA) shows it on the CPU. The batch
+    a graph is captured for, whose sizes become its static buffers', is checked the same way."""
     from pcnn_explore.agents.learn_graph import LearnGraph, batch_layout
 
     graph = LearnGraph.__new__(LearnGraph)
@@ -377,6 +384,10 @@ def test_the_cuda_graph_checks_a_batch_given_to_it_from_outside_with_the_same_wo
     with pytest.raises(ValueError, match=r"^batch of layout \('host', \(2, 1, 5, 5\), '\|u1'\) given to a graph "
                                          r"captured for \('host', \(4, 1, 5, 5\), '\|u1'\): capture a LearnGraph"):
         graph(batch(n=2))
+    short, message = LAYOUT_CASES["1 action, reward and done for 4 observations"]
+    with pytest.raises(ValueError) as refused:  # the batch that sizes the static buffers, before any CUDA call
+        LearnGraph(graph.agent, batch(**short))
+    assert str(refused.value) == message
 
 
 def test_the_numpy_step_called_without_the_agent_checks_the_batch_itself():

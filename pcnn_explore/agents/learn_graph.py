@@ -58,6 +58,7 @@ class LearnGraph:
     """
 
     def __init__(self, agent, batch):
+        check_batch(batch, agent.n_actions, agent.obs_shape)  # its sizes become the static buffers'
         self.agent, self.layout = agent, batch_layout(batch)
         dev, size = agent.device, len(batch.action)
         self.frames = batch.frames if isinstance(batch, DeviceBatch) else None

@@ -137,9 +137,11 @@ def check_action(action, n_actions: int | None, where: str = "transition") -> in
     return action
 
 
-def check_reward(reward, where: str = "transition reward") -> float:
-    """``reward`` as a float, if it is a real number (or a 0-d array; a string is not) that is finite
-    once rounded to float32, the dtype the replay stores it in; else ValueError naming it and the fix.
+def check_reward(reward, where: str = "transition reward", float32: bool = False) -> float:
+    """``reward`` as a float, if it is a finite number (a real number or a 0-d array; a string is
+    not); else ValueError naming it and the fix. ``float32``: finite once rounded to float32, the
+    dtype the replay stores it in, as :func:`check_transition` asks (a reward that is clipped before
+    it is stored, as the run's loop clips the reward plus the bonus, need only be finite).
 
     A float64 is finite in float32 where its magnitude is below :data:`FLOAT32_OVERFLOW` (the
     comparison is the rounding's own rule, and also false for NaN)."""
@@ -152,7 +154,7 @@ def check_reward(reward, where: str = "transition reward") -> float:
             value = float(reward)
         except (TypeError, ValueError, OverflowError):
             raise _reward_error(where, reward) from None
-    if not -FLOAT32_OVERFLOW < value < FLOAT32_OVERFLOW:
+    if not (-FLOAT32_OVERFLOW < value < FLOAT32_OVERFLOW if float32 else math.isfinite(value)):
         raise _reward_error(where, value)
     return value
 
@@ -192,7 +194,7 @@ def check_transition(obs, action, reward, next_obs, obs_shape: tuple[int, ...], 
             and -FLOAT32_OVERFLOW < reward < FLOAT32_OVERFLOW):  # finite in float32 (false for NaN)
         return obs, action, reward, next_obs
     return (check_obs(obs, obs_shape, "transition obs"), check_action(action, n_actions),
-            check_reward(reward), check_obs(next_obs, obs_shape, "transition next_obs"))
+            check_reward(reward, float32=True), check_obs(next_obs, obs_shape, "transition next_obs"))
 
 
 # ------------------------------------------------------------------------------ what may be learnt
