@@ -385,7 +385,7 @@ class StoreLock:
                     continue
                 free_failures += 1  # not held: the folder cannot be made or locked (or was just let go)
                 if free_failures > 1:
-                    raise RunError(str(e).replace("{out_dir}", "the store")) from None
+                    raise RunError(e.template.replace("{out_dir}", "the store")) from None
         with _GUARD:
             first = _DEPTH.get(key, 0) == 0
             _DEPTH[key] = _DEPTH.get(key, 0) + 1
