@@ -33,7 +33,8 @@ def _program_is_the_cli() -> bool:
     main_file = getattr(sys.modules.get("__main__"), "__file__", None)
     if not main_file or not sys.argv or os.path.abspath(main_file) != os.path.abspath(sys.argv[0]):
         return False
-    return os.path.basename(main_file) == "pcnn-explore" or main_file.endswith(os.path.join("pcnn_explore", "__main__.py"))
+    entry = os.path.join("pcnn_explore", "__main__.py")
+    return os.path.basename(main_file) == "pcnn-explore" or main_file.endswith(entry)
 
 
 #: sub-commands that run training: refused on Windows

@@ -10,7 +10,6 @@ once the kernel has delivered the first.
 """
 from __future__ import annotations
 
-import os
 import random
 import re
 import signal
@@ -93,7 +92,7 @@ def _send(proc: subprocess.Popen, *signals_after: tuple[int, float]) -> tuple[in
 def _one_line(rc: int, err: str, want: int) -> str:
     lines = [line for line in err.split("\n") if line.strip()]
     assert rc == want and len(lines) == 1 and "Traceback" not in err, (rc, err)
-    return lines[0][lines[0].rfind("pcnn-explore "):]  # (after a progress bar, where one was drawn on the same line)
+    return lines[0][lines[0].find("pcnn-explore "):]  # (after a progress bar, where one was drawn on the same line)
 
 
 def _temporaries(folder: Path) -> list[Path]:

@@ -25,15 +25,13 @@ def test_the_fallback_folder_needs_a_parent_others_cannot_swap_it_in(tmp_path, m
     parent.mkdir()
     parent.chmod(mode)
     monkeypatch.setattr(tempfile, "tempdir", str(parent))
-    folder, why = jit._fallback()
-    assert (folder is not None) == used, (oct(mode), folder, why)
+    folder = jit.fallback_cache_dir()
+    assert (folder is not None) == used, (oct(mode), folder)
     if used:
-        assert folder == str(parent / f"pcnn-explore-numba-{os.getuid()}") and why == ""
+        assert folder == str(parent / f"pcnn-explore-numba-{os.getuid()}")
         assert stat.S_IMODE(os.stat(folder).st_mode) == 0o700
     else:
-        assert f"the temporary directory {parent} is writable by others without the sticky bit" in why
         assert os.listdir(parent) == []  # (nothing made there)
-    assert jit.fallback_cache_dir() == folder
 
 
 @pytest.mark.slow

@@ -282,7 +282,8 @@ def _resume_tail(out: str, step: int) -> str:
 def _folder_tail(out: str, at_once: bool = False) -> str:
     """What follows "interrupted" (or "stopped by SIGTERM") when a command stops outside the run's
     loop: what ``out`` holds then, and how to go on. ``at_once``: a second Ctrl-C ended it at once."""
-    lock, log, checks = _loaded("pcnn_explore.run.lock"), _loaded("pcnn_explore.run.log"), _loaded("pcnn_explore.checks")
+    lock, log = _loaded("pcnn_explore.run.lock"), _loaded("pcnn_explore.run.log")
+    checks = _loaded("pcnn_explore.checks")
     head = ": stopped at once" if at_once else ""
     nothing = f"{head} before the run started: nothing was written"
     if lock is None or log is None or checks is None:  # (not imported yet: this run has neither locked nor written)

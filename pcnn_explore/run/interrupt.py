@@ -242,7 +242,7 @@ class CommandStop:
         try:
             line = self.line(twice)
         except Exception:  # noqa: BLE001 - (the folder could not be read: the line without its detail)
-            line = f"{self.prog}: {_twice(self.first)}: stopped at once"
+            line = f"{self.prog}: {_twice(self.first) if twice else _verb(self.first)}: stopped at once"
         end_now(line, self.status or 130)
 
 
