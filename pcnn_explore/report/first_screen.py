@@ -166,20 +166,18 @@ def reason_line(word: str, claims: Sequence[Claim], sentence: str = "") -> str:
 
 
 def _both_readings(name: str, metrics: Mapping, claim: str) -> str:
-    """For a deep-sea paper claim whose verdict depends on the CTS bonus scale's reading (its record's
+    """For a deep-sea paper claim whose verdict depends on the CTS bonus scale's reading (its decision's
     ``readings``): ``"depends on the bonus scale: 0.05, <number> (<word>); horizon, <number> (<word>)"``;
     "" for any other claim."""
-    from pcnn_explore.experiments.agents.deep_sea_claims import DEPENDS_ON_SCALE
-    from pcnn_explore.report.claims import _from_record
+    from pcnn_explore.report.claims import decisions, row
     from pcnn_explore.report.tables import plain_words
+    from pcnn_explore.study import DEPENDS_ON_SCALE
 
-    records = metrics.get("claims") if isinstance(metrics.get("claims"), Mapping) else {}
-    for rec in records.values():
-        if (isinstance(rec, Mapping) and rec.get("verdict") == DEPENDS_ON_SCALE
-                and plain_words(str(rec.get("claim") or "")) == claim and isinstance(rec.get("readings"), Mapping)):
+    for d in decisions(metrics):
+        if d.word == DEPENDS_ON_SCALE and plain_words(d.claim.sentence) == claim and d.readings:
             parts = []
-            for reading, r in rec["readings"].items():
-                c = _from_record(name, r, False)
+            for reading, r in d.readings:
+                c = row(r)
                 parts.append(f"{reading}, {claim_number(c)} ({c.word})")
             return f"{DEPENDS_ON_SCALE}: " + "; ".join(parts)
     return ""
@@ -190,8 +188,7 @@ def notebook_row(name: str, metrics: Mapping | None, word: str, sentence: str = 
     it, e.g. a failure's error): 14's scores in place of a word (:func:`deep_sea_scores`), else the
     number of the first paper claim that has one (:func:`claim_number`; a claim not testable for want
     of seeds may have none) and :func:`reason_line`. The first paper claim is the first the notebook
-    made, whatever metrics.json's sorted keys say: :func:`claims_of` orders
-    the records by their own ``order`` (the density notebooks write it), else by the notebook's plan."""
+    made: :func:`claims_of` keeps the order of metrics.json's ``claims`` list."""
     metrics = metrics if isinstance(metrics, Mapping) else {}
     paper = metrics.get("paper") if isinstance(metrics.get("paper"), Mapping) else {}
     short = short_claim(name, str(paper.get("verdict") or ""))

@@ -48,7 +48,8 @@ def notebook_verdict(metrics: Mapping | None, status: str = "ok", error: str | N
     """(word, sentence) of one notebook: the one source of its badge and of the sentence shown
     beside it, in the overview and in the notebook's section alike.
 
-    The word is one of VERDICTS (the one ``summary.verdict`` starts with,
+    The word is one of VERDICTS (the one metrics.json's ``word`` starts with, the notebook word of its
+    claims record; ``summary.verdict`` in metrics written before it;
     :func:`pcnn_explore.verdicts.word_of`), "no verdict" when it starts with none, or "failed"
     (``status`` not "ok"; the sentence is then ``error``). A smoke run is ``not testable at this
     profile`` whatever the notebook wrote: a sentence starting with another word is kept after
@@ -58,7 +59,10 @@ def notebook_verdict(metrics: Mapping | None, status: str = "ok", error: str | N
         return "failed", str(error or "")
     metrics = metrics or {}
     summary = metrics.get("summary")
-    text = str((summary.get("verdict") if isinstance(summary, Mapping) else None) or "").strip()
+    if "schema" in metrics:  # the claims record: its notebook word (pcnn_explore.study.metrics_record)
+        text = str(metrics.get("word") or "").strip()
+    else:
+        text = str((summary.get("verdict") if isinstance(summary, Mapping) else None) or "").strip()
     word = word_of(text)
     if metrics.get("profile") == "smoke" and word != NOT_TESTABLE:
         reading = f" (the notebook's reading, not a verdict: {text})" if text else ""
