@@ -37,6 +37,8 @@ from pcnn_explore.experiments.density.density_training import (
     TRAINING_ORDERS, DensityExperimentSettings, TrainTrace, check_positive_int, run_seeds, train_stream,
     training_order)
 from pcnn_explore.streams import check_game, load_stream
+from pcnn_explore.study import Decision, decide
+from pcnn_explore.study.preregistered import online_vs_shuffled as plan
 
 __all__ = ["OnlineTrainingSettings", "OnlineTrainingResults", "run", "run_all", "PAPER_CLAIM", "PAPER", "summary",
            "verdict", "curve_area", "largest_increase", "compare_curves", "comparison"]
@@ -188,6 +190,30 @@ def claims(runs: list[OnlineTrainingResults]) -> dict:
         return {"orders": "not decided: online training and at least one other order must run"}
     return dv.training_orders({m: [c["area"][m] for c in cs] for m in methods},
                               {m: [c["increase"][m] for c in cs] for m in methods}, [r.settings.seed for r in runs])
+
+
+def decisions(summary: dict) -> list[Decision]:
+    """The claims of :mod:`pcnn_explore.study.preregistered.online_vs_shuffled` decided on the per-seed
+    values of :func:`summary` (``heldout_area_<order>_nats_per_seed``, ``worst_heldout_increase_<order>_
+    nats_per_seed``, ``seeds``): per order other than online, its relative area and its rise share
+    against online's, online's area the positive control. What metrics.json's claims record holds
+    (:func:`pcnn_explore.study.metrics_record`), at the first render and for a report migrated to it."""
+    seeds = list(summary["seeds"])
+    orders = sorted(k[len("heldout_area_"):-len("_nats_per_seed")] for k in summary
+                    if k.startswith("heldout_area_") and k.endswith("_nats_per_seed"))
+    if "online" not in orders or len(orders) < 2:
+        raise ValueError("01's claims compare every order with online training: the summary needs the per-seed "
+                         "areas of online training and of at least one other order")
+    per_seed = lambda key: np.asarray([np.nan if v is None else v for v in summary[key]], dtype=np.float64)  # noqa: E731
+    base = per_seed("heldout_area_online_nats_per_seed")
+    base_share = per_seed("worst_heldout_increase_online_nats_per_seed") / base
+    out = []
+    for m in (o for o in orders if o != "online"):
+        area, rise = per_seed(f"heldout_area_{m}_nats_per_seed"), per_seed(f"worst_heldout_increase_{m}_nats_per_seed")
+        progress, stability = plan.claims(m, seeds)
+        out.append(decide(progress, list(area / base - 1.0), [0.0] * len(seeds), seeds=seeds, control=list(base)))
+        out.append(decide(stability, list(rise / area), list(base_share), seeds=seeds, control=list(base)))
+    return out
 
 
 def verdict(runs: list[OnlineTrainingResults]) -> str:
