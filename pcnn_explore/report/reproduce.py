@@ -346,6 +346,9 @@ def run_cli(args: argparse.Namespace) -> int:
         except (FileNotFoundError, ValueError) as exc:
             print(f"pcnn-explore reproduce: error: {exc}", file=sys.stderr)
             return 2
+        except OSError as exc:  # (a take is undone first: the report is as it was)
+            print(f"pcnn-explore reproduce: error: {exc}", file=sys.stderr)
+            return 1
         for line in changes:
             print(line)
         print(f"{len(changes)} notebook verdict(s) changed; summary: {Path(args.rerender) / 'index.html'}")

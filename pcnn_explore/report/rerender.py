@@ -26,7 +26,9 @@ from pathlib import Path
 from typing import Mapping
 
 from pcnn_explore.atomic import write_text_atomic
+from pcnn_explore.report.records import folder_of, read_records
 from pcnn_explore.report.take import KEPT_FOLDERS, take  # a re-run taken into a report, importable from here
+from pcnn_explore.report.take import check_report, clear_staging, report_lock
 from pcnn_explore.study import Decision, decide_again, decisions_of, metrics_record
 from pcnn_explore.verdicts import LINES_DO_NOT_MOVE, NOT_ON_THIS_TASK, TOO_FEW_SEEDS, word_of
 
@@ -78,16 +80,14 @@ def redecide(name: str, metrics: Mapping, where: str = "metrics.json") -> dict |
     return metrics
 
 
-def check_schema(out: Path, notebooks: list[Mapping]) -> None:
+def check_schema(out: Path, notebooks: list[Mapping], loaded: Mapping[str, Mapping]) -> None:
     """ValueError, in one line naming the folder, for the first notebook of the report ``out`` whose
-    metrics.json holds no claims record (no ``schema``): it was written before the record and cannot be
-    decided again; re-run it. Checked for every notebook before :func:`rerender` writes anything."""
+    metrics.json (``loaded``: name -> metrics, as :func:`~pcnn_explore.report.take.check_report` read them)
+    holds no claims record (no ``schema``): it was written before the record and cannot be decided again;
+    re-run it. Checked for every notebook before :func:`rerender` writes anything."""
     for rec in notebooks:
-        folder = out / (rec.get("output_dir") or rec["name"])
-        path = folder / "metrics.json"
-        if rec.get("status") != "ok" or not path.is_file():
-            continue
-        if "schema" not in json.loads(path.read_text()):
+        if rec["name"] in loaded and "schema" not in loaded[rec["name"]]:
+            folder = out / folder_of(rec)
             raise ValueError(f"{folder}: its metrics.json was written before the claims record (no schema), so "
                              f"--rerender cannot decide it again; re-run the notebook (pcnn-explore reproduce "
                              f"--profile study --only {rec['name'][:2]} --out RUN) and take it in (--take RUN)")
@@ -108,26 +108,34 @@ def whole_protocol_again(folder: Path, metrics: Mapping) -> dict:
     return {**metrics, **dss.whole_protocol_record(whole)}
 
 
-def rerender(out: str | Path) -> list[str]:
+def rerender(out: str | Path, say: Callable[[str], None] | None = None) -> list[str]:
     """Re-decide every notebook of the report in ``out`` from its stored metrics (:func:`redecide`),
     write their metrics.json, ``out/index.html`` and ``out/index.json`` again, and return one line per
-    notebook whose verdict changed; with the markers in ``out/README.md``, those lines go between them."""
+    notebook whose verdict changed; with the markers in ``out/README.md``, those lines go between them.
+    The report is held for the while (:func:`pcnn_explore.report.take.report_lock`), the staging folders
+    of a killed take are cleared first (:func:`~pcnn_explore.report.take.clear_staging`, which says so
+    through ``say``), and index.json and every metrics.json are checked before anything is written
+    (:func:`~pcnn_explore.report.take.check_report`: ValueError naming the file and the field)."""
+    out = Path(out)
+    read_records(out)  # (FileNotFoundError before the report is locked)
+    with report_lock(out):
+        clear_staging(out, say)
+        return _rerender(out)
+
+
+def _rerender(out: Path) -> list[str]:
     from pcnn_explore.atomic import write_text_atomic as write
     from pcnn_explore.report import index
     from pcnn_explore.report.metrics import _plain
 
-    out = Path(out)
-    records_path = out / index.RECORDS
-    if not records_path.is_file():
-        raise FileNotFoundError(f"{records_path} does not exist: --rerender needs a report made by pcnn-explore reproduce")
-    stored = json.loads(records_path.read_text())
-    check_schema(out, stored.get("notebooks", []))
+    stored, loaded = check_report(out)
+    check_schema(out, stored["notebooks"], loaded)
     changes = []
-    for rec in stored.get("notebooks", []):
-        path = out / (rec.get("output_dir") or rec["name"]) / "metrics.json"
-        if rec.get("status") != "ok" or not path.is_file():
+    for rec in stored["notebooks"]:
+        path = out / folder_of(rec) / "metrics.json"
+        if rec["name"] not in loaded:  # (a failed notebook, or one that wrote no metrics.json)
             continue
-        metrics = json.loads(path.read_text())
+        metrics = loaded[rec["name"]]
         if rec["name"].startswith("14"):
             again = whole_protocol_again(path.parent, metrics)
             if again != metrics:

@@ -1,19 +1,58 @@
 """``pcnn-explore reproduce --rerender DIR --take RUN``: a notebook re-run on its own, taken into a report
 (:func:`take`; :mod:`pcnn_explore.report.rerender` then decides every verdict again and re-exports these
 names). The run's folder and its index.json record (time, commit) replace the report's; a bsuite store the
-report fills over sessions (:data:`KEPT_FOLDERS`) becomes the union of both."""
+report fills over sessions (:data:`KEPT_FOLDERS`) becomes the union of both.
+
+Nothing outside the report is touched: every name read from index.json or metrics.json is one plain
+folder or file name, a run holds real files only (no link is followed), and both reports are checked
+whole before anything moves (:mod:`pcnn_explore.report.records`). A take is all or nothing: it copies
+into one staging folder inside the report (``.pcnn-explore-take-<pid>-<hex>``, :data:`STAGING_PREFIX`),
+swaps the folders in, and commits by replacing index.json; any error before that commit puts every
+folder back. A take killed on the way (SIGKILL, a power cut) leaves its staging folder; the next take
+or re-render of the report undoes what it had moved (or, after its commit, keeps it), removes the folder
+and says so in one line (:func:`clear_staging`). One take or re-render holds a report at a time
+(:func:`report_lock`)."""
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import re
+import shutil
+import stat
+import sys
 from pathlib import Path
+from typing import Callable, Collection, Iterator
 
-from pcnn_explore.atomic import write_text_atomic
+from pcnn_explore.atomic import fsync_dir, write_text_atomic
+from pcnn_explore.report.records import (RECORDS, folder_of, plain_name, read_metrics, read_records,
+                                         real_files_only)
 
-__all__ = ["KEPT_FOLDERS", "take"]
+__all__ = ["KEPT_FOLDERS", "STAGING_PREFIX", "take", "check_report", "report_lock", "clear_staging"]
 
 #: a notebook folder's subfolders whose files ``take`` joins with the run's rather than replaces: 14's
 #: bsuite store (``protocol``), which the whole protocol fills over sessions
 KEPT_FOLDERS = ("protocol",)
+#: the start of a take's staging folder in the report; the whole name is this, the PID, ``-`` and 12 hex digits
+STAGING_PREFIX = ".pcnn-explore-take-"
+_STAGING = re.compile(re.escape(STAGING_PREFIX) + r"[0-9]+-[0-9a-f]{12}")
+_PLAN, _NEW, _OLD = "plan.json", "new", "old"
+
+
+def _say(text: str) -> None:
+    print(f"pcnn-explore reproduce: {text}", file=sys.stderr, flush=True)
+
+
+def _move(src: Path, dst: Path) -> None:
+    """One step of a take's swap (a rename within the report)."""
+    os.replace(src, dst)
+
+
+def _copy_file(src: str, dst: str) -> str:
+    """shutil.copy2 of a plain file, never through a link (a run holds real files only)."""
+    if not stat.S_ISREG(os.lstat(src).st_mode):
+        raise ValueError(f"{src} is not a plain file: a run to take must hold real files only; remove it")
+    return shutil.copy2(src, dst, follow_symlinks=False)
 
 
 def _check_union(old: Path, new: Path) -> None:
@@ -29,8 +68,6 @@ def _check_union(old: Path, new: Path) -> None:
 
 def _union(old: Path, new: Path) -> None:
     """Copy into ``new`` every file of ``old`` it lacks; store.json's lines merged (``new``'s first)."""
-    import shutil
-
     from pcnn_explore.sweep.bsuite_store import STORE_FILE, read_manifest
 
     if not old.is_dir():
@@ -39,62 +76,195 @@ def _union(old: Path, new: Path) -> None:
         target = new / f.relative_to(old)
         if f.is_file() and not target.exists():
             target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(f, target)
+            _copy_file(str(f), str(target))
     if (old / STORE_FILE).is_file() and (new / STORE_FILE).is_file():
         merged = read_manifest(new)
         merged["lines"] = dict(sorted({**read_manifest(old).get("lines", {}), **merged.get("lines", {})}.items()))
         write_text_atomic(new / STORE_FILE, json.dumps(merged, indent=1, sort_keys=True) + "\n")
 
 
-def take(run: str | Path, out: str | Path) -> list[str]:
+@contextlib.contextmanager
+def report_lock(out: str | os.PathLike) -> Iterator[None]:
+    """Hold the report folder ``out`` for one take or re-render: ``flock`` on the folder itself (no file
+    is written into the report; the kernel lets go when the process ends, even by SIGKILL). ValueError
+    at once when another process holds it."""
+    try:
+        import fcntl
+    except ImportError:  # (Windows has no flock)
+        yield
+        return
+    fd = os.open(out, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise ValueError(f"{out} is being changed by another pcnn-explore reproduce --rerender (a take or a "
+                             "re-render): wait for it to end") from None
+        yield
+    finally:
+        os.close(fd)  # (closing lets go of the lock)
+
+
+def _put_back(staging: Path, out: Path, name: str, had_old: bool) -> None:
+    """Undo the swap of one notebook folder (:func:`_swap`), whatever step it had reached."""
+    new, old, here = staging / _NEW / name, staging / _OLD / name, out / name
+    if had_old and not os.path.lexists(old):
+        return  # the report's folder was never moved: nothing of this notebook to undo
+    if not os.path.lexists(new) and os.path.lexists(here):  # the run's folder is in: out of the report again
+        (staging / _NEW).mkdir(exist_ok=True)
+        _move(here, new)
+    if had_old:
+        _move(old, here)
+
+
+def _undo(staging: Path, out: Path) -> str:
+    """Put back what the take staged in ``staging`` had moved before its commit; what it did, in words."""
+    plan_path = staging / _PLAN
+    if not plan_path.is_file():
+        return "it had moved nothing"
+    if not (staging / RECORDS).is_file():
+        return "its take had finished"
+    try:
+        plan = json.loads(plan_path.read_text())
+        names = [plain_name(n, plan_path, "names") for n in plan["names"]]
+        had_old = {plain_name(n, plan_path, "had_old") for n in plan["had_old"]}
+    except (ValueError, TypeError, KeyError) as e:
+        raise ValueError(f"{plan_path} is not a take's plan ({e}): check the report's notebook folders against "
+                         f"{staging}, then remove {staging} by hand") from None
+    for name in reversed(names):
+        _put_back(staging, out, name, name in had_old)
+    fsync_dir(out)
+    plan_path.unlink()
+    return "its take was undone, the report is as it was before it"
+
+
+def clear_staging(out: str | os.PathLike, say: Callable[[str], None] | None = None) -> str | None:
+    """Remove the staging folders (:data:`STAGING_PREFIX`) that killed takes left in the report ``out``,
+    each take undone unless it had committed, and say so in one line (``say(line)``; default: stderr);
+    the line, or None where there was none. Call it holding :func:`report_lock`: a live take's staging
+    folder is then never seen. Nothing but a real folder of a staging folder's name is removed."""
+    out = Path(out)
+    found = sorted(p for p in out.iterdir() if _STAGING.fullmatch(p.name) and p.is_dir() and not p.is_symlink())
+    if not found:
+        return None
+    said = []
+    for staging in found:
+        said.append(f"{staging.name} ({_undo(staging, out)})")
+        shutil.rmtree(staging)
+    line = (f"removed {len(found)} staging folder{'s' if len(found) > 1 else ''} that a killed take left in {out}: "
+            + "; ".join(said))
+    (say or _say)(line)
+    return line
+
+
+def check_report(out: str | os.PathLike, skip: Collection[str] = ()) -> tuple[dict, dict[str, dict]]:
+    """(index.json, {name: metrics.json}) of the report in ``out``, read and checked before anything is
+    written (:func:`~pcnn_explore.report.records.read_records`, :func:`~pcnn_explore.report.records.read_metrics`):
+    the metrics of each finished notebook not in ``skip`` whose metrics.json exists; its folder and
+    metrics.json are no links, and the stores a re-render reads (:data:`KEPT_FOLDERS`) hold real files only."""
+    out = Path(out)
+    stored = read_records(out)
+    metrics: dict[str, dict] = {}
+    for r in stored["notebooks"]:
+        if r["name"] in skip:
+            continue
+        folder = out / folder_of(r)
+        if folder.is_symlink():
+            raise ValueError(f"{folder} is a symbolic link: a report's notebook folders are real folders; put the "
+                             "folder itself there")
+        for kept in KEPT_FOLDERS:
+            if os.path.lexists(folder / kept):
+                real_files_only(folder / kept, f"the report's store {folder / kept}")
+        path = folder / "metrics.json"
+        if r["status"] == "ok" and os.path.lexists(path):
+            metrics[r["name"]] = read_metrics(path)
+    return stored, metrics
+
+
+def _inside(a: Path, b: Path) -> bool:
+    a, b = a.resolve(), b.resolve()
+    return a == b or b in a.parents
+
+
+def _swap(staging: Path, out: Path, names: list[str], had_old: set[str]) -> None:
+    """Each staged folder into the report (the report's own, if any, into ``staging/old``), then the
+    commit: the staged index.json replaces the report's."""
+    (staging / _OLD).mkdir()
+    for name in names:
+        if name in had_old:
+            _move(out / name, staging / _OLD / name)
+        _move(staging / _NEW / name, out / name)
+    _move(staging / RECORDS, out / RECORDS)
+    fsync_dir(out)
+
+
+def take(run: str | Path, out: str | Path, say: Callable[[str], None] | None = None) -> list[str]:
     """Take the notebooks of the report in ``run`` (a ``pcnn-explore reproduce --out RUN`` of one or
     more notebooks) into the report in ``out``: each finished notebook's folder replaces the one in
     ``out`` and its index.json record (time, commit, profile) replaces the one there; the report's
     bsuite store (:data:`KEPT_FOLDERS`) and the run's become one (the files of both, the run's where
-    both have one); return the names taken. Everything is checked before anything is written: ValueError for a run of another profile,
-    a failed notebook or a folder missing; FileNotFoundError for a folder with no index.json. A
-    folder is copied beside its place and swapped in, so a report is never left half-written."""
-    import shutil
+    both have one); return the names taken. Staging folders a killed take left are cleared first
+    (:func:`clear_staging`, which says so through ``say``).
 
-    from pcnn_explore.report import index
-
+    Everything is checked before anything is written: FileNotFoundError for a folder with no index.json;
+    ValueError for a malformed index.json or metrics.json (naming the file and the field), a name that is
+    not one plain folder name, a link or a pipe in the run, a run of another profile, a failed notebook
+    or a folder missing. Then all or nothing: on any error the report is as it was (see the module
+    docstring)."""
     run, out = Path(run), Path(out)
-    for folder in (run, out):
-        if not (folder / index.RECORDS).is_file():
-            raise FileNotFoundError(f"{folder / index.RECORDS} does not exist: --take and --rerender each need a report "
-                                    "made by pcnn-explore reproduce")
-    new = json.loads((run / index.RECORDS).read_text())
-    stored = json.loads((out / index.RECORDS).read_text())
-    records = [r for r in new.get("notebooks", []) if isinstance(r, dict) and "name" in r]
+    new = read_records(run)
+    profile = read_records(out)["profile"]  # (FileNotFoundError before the report is locked)
+    records = new["notebooks"]
     if not records:
-        raise ValueError(f"{run / index.RECORDS} records no notebook: nothing to take")
-    if new.get("profile") != stored.get("profile"):
-        raise ValueError(f"{run} is a {new.get('profile')!r} run and {out} a {stored.get('profile')!r} report: take "
-                         "runs of the report's own profile")
+        raise ValueError(f"{run / RECORDS} records no notebook: nothing to take")
+    if new["profile"] != profile:
+        raise ValueError(f"{run} is a {new['profile']!r} run and {out} a {profile!r} report: take runs of the "
+                         "report's own profile")
     for r in records:
-        if r.get("status") != "ok":
+        if r["status"] != "ok":
             raise ValueError(f"{r['name']} failed in {run} ({r.get('error') or 'no error recorded'}): run it again "
                              "before taking it into the report")
-        if not (run / (r.get("output_dir") or r["name"]) / "metrics.json").is_file():
-            raise ValueError(f"{run / (r.get('output_dir') or r['name'])} holds no metrics.json: take a finished run")
-    for r in records:
-        for kept in KEPT_FOLDERS:
-            _check_union(out / r["name"] / kept, run / (r.get("output_dir") or r["name"]) / kept)
-    for r in records:
-        source, target = run / (r.get("output_dir") or r["name"]), out / r["name"]
-        staged, old = out / f".{r['name']}.taking", out / f".{r['name']}.old"
-        for leftover in (staged, old):
-            shutil.rmtree(leftover, ignore_errors=True)
-        shutil.copytree(source, staged)
-        for kept in KEPT_FOLDERS:  # a store the report adds to over sessions: the union, the run's files first
-            _union(target / kept, staged / kept)
-        if target.exists():
-            target.rename(old)
-        staged.rename(target)
-        shutil.rmtree(old, ignore_errors=True)
-    taken = {r["name"]: {**r, "output_dir": r["name"],
-                         "html": f"{r['name']}/{Path(r['html']).name}" if r.get("html") else None} for r in records}
-    kept = [r for r in stored.get("notebooks", []) if r.get("name") not in taken]
-    stored["notebooks"] = sorted(kept + list(taken.values()), key=lambda r: r["name"])
-    write_text_atomic(out / index.RECORDS, json.dumps(stored, indent=1) + "\n")
+        source = run / folder_of(r)
+        if not os.path.lexists(source / "metrics.json"):
+            raise ValueError(f"{source} holds no metrics.json: take a finished run")
+        if _inside(out, source):
+            raise ValueError(f"{source} holds the report {out}: take a run made in a folder of its own")
+        real_files_only(source, f"a run to take ({source})")
+        read_metrics(source / "metrics.json")
+    names = [r["name"] for r in records]
+    with report_lock(out):
+        clear_staging(out, say)
+        stored, _ = check_report(out, skip=names)
+        for r in records:
+            target, source = out / r["name"], run / folder_of(r)
+            if target.is_symlink() or (os.path.lexists(target) and not target.is_dir()):
+                raise ValueError(f"{target} is not a notebook folder (a link or a file) and a take would replace it: "
+                                 "move it out of the report first")
+            for kept in KEPT_FOLDERS:
+                if os.path.lexists(target / kept):
+                    real_files_only(target / kept, f"the report's store {target / kept}")
+                _check_union(target / kept, source / kept)
+        taken = {r["name"]: {**r, "output_dir": r["name"],
+                             "html": f"{r['name']}/{r['html'].split('/')[-1]}" if r.get("html") else None}
+                 for r in records}
+        stored["notebooks"] = sorted([r for r in stored["notebooks"] if r["name"] not in taken] + list(taken.values()),
+                                     key=lambda r: r["name"])
+        had_old = {n for n in names if (out / n).is_dir()}
+        staging = out / f"{STAGING_PREFIX}{os.getpid()}-{os.urandom(6).hex()}"
+        staging.mkdir()
+        try:
+            for r in records:
+                staged = staging / _NEW / r["name"]
+                shutil.copytree(run / folder_of(r), staged, symlinks=True, copy_function=_copy_file)
+                for kept in KEPT_FOLDERS:  # a store the report adds to over sessions: the union, the run's files first
+                    _union(out / r["name"] / kept, staged / kept)
+                real_files_only(staged, f"a run to take ({run / folder_of(r)})")  # (a link made while it was copied)
+            write_text_atomic(staging / RECORDS, json.dumps(stored, indent=1) + "\n")
+            write_text_atomic(staging / _PLAN, json.dumps({"names": names, "had_old": sorted(had_old)}) + "\n")
+            _swap(staging, out, names, had_old)
+        except BaseException:
+            _undo(staging, out)
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
+        shutil.rmtree(staging)
     return sorted(taken)
