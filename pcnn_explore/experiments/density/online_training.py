@@ -19,7 +19,7 @@ The paper compares learning curves, not end points, so the verdict compares the 
 (:func:`compare_curves`): their area (the mean held-out loss over training, trapezoidal in updates)
 and their largest rise between successive evaluations (instability). It is decided over
 ``n_seeds`` independent runs (a fresh stream, held-out set and PixelCNN per seed) with a stated
-equivalence margin (:func:`pcnn_explore.experiments.density.density_verdicts.training_orders`): for each
+equivalence margin (:func:`decisions`, the claims of :mod:`pcnn_explore.study.preregistered.online_vs_shuffled`): for each
 other order, the relative area difference to online training, area_m / area_online - 1, and the
 difference of the largest rise's share of the area, each within +-10% at 95%.
 """
@@ -31,17 +31,16 @@ from typing import ClassVar
 import numpy as np
 
 from pcnn_explore.density import PixelCNNDensity
-from pcnn_explore.experiments.density import density_verdicts as dv
-from pcnn_explore.experiments.density import preregistered as prereg
 from pcnn_explore.experiments.density.density_training import (
     TRAINING_ORDERS, DensityExperimentSettings, TrainTrace, check_positive_int, run_seeds, train_stream,
     training_order)
 from pcnn_explore.streams import check_game, load_stream
 from pcnn_explore.study import Decision, decide
+from pcnn_explore.study.preregistered import density as prereg
 from pcnn_explore.study.preregistered import online_vs_shuffled as plan
 
 __all__ = ["OnlineTrainingSettings", "OnlineTrainingResults", "run", "run_all", "PAPER_CLAIM", "PAPER", "summary",
-           "verdict", "curve_area", "largest_increase", "compare_curves", "comparison"]
+           "decisions", "curve_area", "largest_increase", "compare_curves", "comparison"]
 
 PAPER_CLAIM = "online, random-permutation and with-replacement training: qualitatively similar learning progress and stability (Fig. 2 left)"
 
@@ -136,7 +135,7 @@ def run_all(settings: OnlineTrainingSettings) -> list[OnlineTrainingResults]:
 
 
 #: tolerance on the relative spread of the curves' areas (and of final losses) for "similar"
-SIMILAR_SPREAD = dv.ORDER_MARGIN
+SIMILAR_SPREAD = plan.ORDER_MARGIN
 #: a curve is "stable" when its largest rise is at most this share of its area (mean level)
 STABLE_RISE = 0.10
 
@@ -182,16 +181,6 @@ def comparison(results: OnlineTrainingResults) -> dict:
     return compare_curves({m: (t.eval_steps, t.eval_loss) for m, t in results.traces.items()})
 
 
-def claims(runs: list[OnlineTrainingResults]) -> dict:
-    """The claims decided over the runs (one per seed): see :func:`density_verdicts.training_orders`."""
-    cs = [comparison(r) for r in runs]
-    methods = list(cs[0]["area"])
-    if "online" not in methods or len(methods) < 2:
-        return {"orders": "not decided: online training and at least one other order must run"}
-    return dv.training_orders({m: [c["area"][m] for c in cs] for m in methods},
-                              {m: [c["increase"][m] for c in cs] for m in methods}, [r.settings.seed for r in runs])
-
-
 def decisions(summary: dict) -> list[Decision]:
     """The claims of :mod:`pcnn_explore.study.preregistered.online_vs_shuffled` decided on the per-seed
     values of :func:`summary` (``heldout_area_<order>_nats_per_seed``, ``worst_heldout_increase_<order>_
@@ -216,16 +205,10 @@ def decisions(summary: dict) -> list[Decision]:
     return out
 
 
-def verdict(runs: list[OnlineTrainingResults]) -> str:
-    """The verdict over the runs, one per seed (:func:`density_verdicts.verdict_line`)."""
-    return dv.verdict_line(runs[0].settings.profile, claims(runs), len(runs),
-                           note=f"margin +-{dv.ORDER_MARGIN:g}; first seed's areas ranked "
-                                + " < ".join(comparison(runs[0])["ranking"]))
-
-
 def summary(runs: list[OnlineTrainingResults]) -> dict:
     """Key figures for metrics.json (losses in nats per frame): the first seed's run (the one plotted)
-    unprefixed, each order's area and largest rise per seed (``..._per_seed``), and the verdict."""
+    unprefixed, and each order's area and largest rise per seed (``..._per_seed``), the claims' quantities
+    (:func:`decisions`)."""
     results = runs[0]
     c = comparison(results)
     out: dict = {f"final_heldout_loss_{m}_nats": v for m, v in results.final_heldout_loss().items()}
@@ -238,6 +221,4 @@ def summary(runs: list[OnlineTrainingResults]) -> dict:
     for m in c["area"]:
         out[f"heldout_area_{m}_nats_per_seed"] = [x["area"][m] for x in cs]
         out[f"worst_heldout_increase_{m}_nats_per_seed"] = [x["increase"][m] for x in cs]
-    out["verdict"] = verdict(runs)
-    out["claims"] = dv.claim_records(claims(runs))
     return out
