@@ -198,7 +198,7 @@ def test_notebook_and_kit_words():
     reading = decide(claim("reading", kind="kit", name="r"), detail="x")
     assert notebook_words([agree, few, kit, reading]) == ("agrees", "differs")
     assert notebook_words([few]) == (f"{NOT_TESTABLE}: {TOO_FEW_SEEDS}", None)
-    assert notebook_words([kit])[0] == f"{NOT_ON_THIS_TASK}: no paper claim"
+    assert notebook_words([kit]) == ("no verdict", "differs")  # the kit's questions alone: no verdict on the paper
 
 
 def test_the_metrics_record_round_trips_through_json():

@@ -18,7 +18,6 @@ from pcnn_explore.study.claim import PAIRED, TWO_LINES, Claim
 from pcnn_explore.study.decision import DEPENDS_ON_SCALE, SCHEMA, Decision
 from pcnn_explore.verdicts import (
     LINES_DO_NOT_MOVE,
-    NOT_ON_THIS_TASK,
     NOT_TESTABLE,
     TOO_FEW_SEEDS,
     Verdict,
@@ -170,14 +169,14 @@ def decide_again(d: Decision) -> Decision:
 def notebook_words(decisions: Sequence[Decision]) -> tuple[str, str | None]:
     """(the notebook's word, its kit word): the paper claims' sentences combined by
     :func:`pcnn_explore.verdicts.notebook_verdict` (``not testable`` with its reason; a claim that
-    depends on the bonus scale with both readings'; ``not testable on this task: no paper claim``
-    without one), and the kit claims' words by :func:`~pcnn_explore.verdicts.combine_verdicts` (those
+    depends on the bonus scale with both readings'; ``no verdict`` without one: a notebook of the kit's
+    questions alone, 14, gives no verdict on the paper), and the kit claims' words by :func:`~pcnn_explore.verdicts.combine_verdicts` (those
     that are verdict words; None without one)."""
     paper: list[str] = []
     for d in decisions:
         if d.kind == "paper":
             paper += [r.sentence for _, r in d.readings] if d.word == DEPENDS_ON_SCALE else [d.sentence]
-    word = notebook_verdict(paper) if paper else not_testable(NOT_ON_THIS_TASK, "no paper claim")
+    word = notebook_verdict(paper) if paper else NO_VERDICT  # (14: the kit's question alone, no verdict on the paper)
     kit = [d.word for d in decisions if d.kind == "kit" and word_of(d.word)]
     return word, (combine_verdicts(kit) if kit else None)
 
