@@ -332,7 +332,7 @@ def test_the_shipped_first_screen_answers():
 
 
 def test_no_agent_verdict_of_the_shipped_report_uses_a_seen_or_tuning_seed():
-    from pcnn_explore.experiments.agents.preregistered import PER_SEED, PILOT_SEEDS, TUNING_SEEDS, VERDICT_SEED_POOL
+    from pcnn_explore.study.preregistered.deep_sea import PER_SEED, PILOT_SEEDS, TUNING_SEEDS, VERDICT_SEED_POOL
 
     _, metrics = _shipped()
     agents = [name for name in metrics if name[:2] in ("07", "08", "09", "10", "12", "13")]

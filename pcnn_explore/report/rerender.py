@@ -16,14 +16,14 @@ Per notebook (:func:`redecide`): every claim of its ``claims`` record decided ag
 claim and per-seed values by :func:`pcnn_explore.study.decide_again`, the one function that decided it
 at the notebook's first render, and its notebook word again (:func:`pcnn_explore.study.metrics_record`).
 A report whose metrics.json holds no claims record (no ``schema``: written before it) is refused before
-anything is written (:func:`check_schema`): re-run its notebooks. 14's whole deep-sea protocol is also
+anything is written (:func:`pcnn_explore.report.take.check_report`): re-run its notebooks. 14's whole deep-sea protocol is also
 read again from the report's committed bsuite logs (:func:`whole_protocol_again`).
 """
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Mapping
+from typing import Callable, Mapping
 
 from pcnn_explore.atomic import write_text_atomic
 from pcnn_explore.report.records import folder_of, read_records
@@ -32,7 +32,7 @@ from pcnn_explore.report.take import check_report, clear_staging, report_lock
 from pcnn_explore.study import Decision, decide_again, decisions_of, metrics_record
 from pcnn_explore.verdicts import LINES_DO_NOT_MOVE, NOT_ON_THIS_TASK, TOO_FEW_SEEDS, word_of
 
-__all__ = ["rerender", "take", "KEPT_FOLDERS", "redecide", "check_schema", "whole_protocol_again", "RULES",
+__all__ = ["rerender", "take", "KEPT_FOLDERS", "redecide", "whole_protocol_again", "RULES",
            "MARK_BEGIN", "MARK_END"]
 
 #: the rules a re-render decides under
@@ -80,19 +80,6 @@ def redecide(name: str, metrics: Mapping, where: str = "metrics.json") -> dict |
     return metrics
 
 
-def check_schema(out: Path, notebooks: list[Mapping], loaded: Mapping[str, Mapping]) -> None:
-    """ValueError, in one line naming the folder, for the first notebook of the report ``out`` whose
-    metrics.json (``loaded``: name -> metrics, as :func:`~pcnn_explore.report.take.check_report` read them)
-    holds no claims record (no ``schema``): it was written before the record and cannot be decided again;
-    re-run it. Checked for every notebook before :func:`rerender` writes anything."""
-    for rec in notebooks:
-        if rec["name"] in loaded and "schema" not in loaded[rec["name"]]:
-            folder = out / folder_of(rec)
-            raise ValueError(f"{folder}: its metrics.json was written before the claims record (no schema), so "
-                             f"--rerender cannot decide it again; re-run the notebook (pcnn-explore reproduce "
-                             f"--profile study --only {rec['name'][:2]} --out RUN) and take it in (--take RUN)")
-
-
 def whole_protocol_again(folder: Path, metrics: Mapping) -> dict:
     """14's metrics with the whole protocol read again from the report's committed bsuite logs
     (``folder/protocol``, :func:`pcnn_explore.experiments.agents.deep_sea_scaling.whole_protocol`) and its
@@ -129,17 +116,14 @@ def _rerender(out: Path) -> list[str]:
     from pcnn_explore.report.metrics import _plain
 
     stored, loaded = check_report(out)
-    check_schema(out, stored["notebooks"], loaded)
     changes = []
     for rec in stored["notebooks"]:
         path = out / folder_of(rec) / "metrics.json"
         if rec["name"] not in loaded:  # (a failed notebook, or one that wrote no metrics.json)
             continue
         metrics = loaded[rec["name"]]
-        if rec["name"].startswith("14"):
-            again = whole_protocol_again(path.parent, metrics)
-            if again != metrics:
-                write(path, json.dumps(_plain(again), indent=2, allow_nan=False) + "\n")
+        if rec["name"].startswith("14"):  # its claims read again from the logs, then decided again like any
+            metrics = whole_protocol_again(path.parent, metrics)
         new = redecide(rec["name"], metrics, str(path))
         if new is None:
             continue
