@@ -65,8 +65,6 @@ def _before(c: dict) -> dict:
     c["interval"] = c["interval"] if c["interval"] is not None else [None, None]
     if c["n"] == 0 and c["estimate"] is None and c["p"] is None:  # decided on no value (06's App. C): n None now
         c["n"] = None
-    if c["n"] == 0 and c["estimate"] is None and c["p"] is None:  # decided on no value (06's App. C): n None now
-        c["n"] = None
     if "readings" in c:
         c["readings"] = {k: _before(r) for k, r in c["readings"].items()}
     return c
