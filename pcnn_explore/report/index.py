@@ -207,7 +207,8 @@ def _section(rec: dict, out: Path) -> tuple[str, str]:
     elif smoke:
         why = f"{NOT_TESTABLE}: {SMOKE_REASON}"
     else:
-        why = _text(sentence if len(claims) <= 1 else f"{word}: over the claims below")
+        why = _text(f"{word}: over the claims below" if len(claims) > 1 else
+                    claims[0].detail if claims and claims[0].detail else sentence)  # (one claim: its decision's sentence)
     table = _claim_rows(claims) if claims else '<p class="none">no finding recorded</p>'
     fold = []
     if smoke and sentence:
