@@ -5,6 +5,11 @@ plainly created file would have (``0666 & ~umask``, not ``mkstemp``'s 0600) and 
 target with ``os.replace``; then the folder itself is synced (:func:`fsync_dir`), so that the rename
 survives a power cut too. On any error the temporary file is removed and the target is untouched.
 Checkpoints, the training log, recorded episodes, cached streams, metrics and reports all use it.
+
+The temporary file is ``.<name>.<12 hex digits>.tmp`` beside the target (:func:`temporary_names`
+matches them). A process that must end at once, without unwinding (a command stopped twice while a
+background thread writes a checkpoint), first calls :func:`abandon_temporaries`: the temporary
+files of every write under way are removed and no new one is created, so none is left behind.
 """
 from __future__ import annotations
 
@@ -12,10 +17,14 @@ import contextlib
 import errno
 import os
 import tempfile
+import threading
 from pathlib import Path
 from typing import IO, Iterator
 
-__all__ = ["atomic_write", "write_text_atomic", "fsync_dir"]
+__all__ = ["atomic_write", "write_text_atomic", "fsync_dir", "abandon_temporaries", "temporary_names"]
+
+_LIVE: set[str] = set()  # the temporary files of the atomic writes under way, in every thread
+_LIVE_LOCK = threading.RLock()  # (held for good by abandon_temporaries: no write starts after it)
 
 
 def _umask() -> int:
@@ -74,7 +83,7 @@ def atomic_write(path: str | os.PathLike, mode: str = "wb", encoding: str | None
     if mode not in ("wb", "w"):
         raise ValueError(f"mode must be 'wb' or 'w', got {mode!r}")
     path = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    fd, tmp = _temporary(path)
     try:
         with os.fdopen(fd, mode, **({"encoding": encoding or "utf-8"} if mode == "w" else {})) as f:
             yield f
@@ -86,7 +95,44 @@ def atomic_write(path: str | os.PathLike, mode: str = "wb", encoding: str | None
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+    finally:
+        with _LIVE_LOCK:
+            _LIVE.discard(tmp)
     fsync_dir(path.parent)
+
+
+def _temporary(path: Path) -> tuple[int, str]:
+    """(fd, name) of a new temporary file for an atomic write of ``path``: mode 0600, created only if
+    no file or link has its name (as ``mkstemp``), and noted as under way before it exists."""
+    flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
+    while True:
+        tmp = os.path.join(path.parent, f".{path.name}.{os.urandom(6).hex()}.tmp")
+        with _LIVE_LOCK:
+            _LIVE.add(tmp)
+            try:
+                return os.open(tmp, flags, 0o600), tmp
+            except FileExistsError:
+                _LIVE.discard(tmp)
+            except BaseException:
+                _LIVE.discard(tmp)
+                raise
+
+
+def temporary_names(name: str) -> str:
+    """The glob pattern of the temporary files of atomic writes of a file called ``name`` (a plain
+    name, without glob's ``*?[``)."""
+    return f".{name}.*.tmp"
+
+
+def abandon_temporaries() -> None:
+    """Remove the temporary files of the atomic writes under way in any thread, and keep any new one
+    from being created: for a process about to end without unwinding (``os._exit``), so that no
+    half-written file is left. Never undone: a write that starts after it waits for the end."""
+    _LIVE_LOCK.acquire(timeout=10)  # (a thread holds it only while it creates or forgets a file)
+    for tmp in sorted(_LIVE):
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+    _LIVE.clear()
 
 
 def write_text_atomic(path: str | os.PathLike, text: str) -> Path:

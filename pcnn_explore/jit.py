@@ -12,6 +12,9 @@ no locator available`` at import.
 directory (``$TMPDIR/pcnn-explore-numba-<uid>``, created with mode 0700 and used only when this
 user owns it and nobody else can write to it, since numba's cache files are unpickled when
 loaded), and where even that cannot be written, to no cache at all (each process compiles again).
+A temporary directory that others can write without the sticky bit (``/tmp`` has it) is not used
+either: anyone could rename the private folder away and put one of their own in its place; that
+too is said in one warning, naming the directory.
 The fallback changes no global numba setting: ``numba.config.CACHE_DIR`` is set only while one
 function is decorated, and numba keeps the folder in that function's cache locator.
 
@@ -22,6 +25,7 @@ plain Python they are written in (same values, many times slower), with one warn
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 import warnings
 
@@ -50,7 +54,7 @@ def njit(**options):
         except RuntimeError as err:
             if "no locator available" not in str(err):
                 raise
-        folder = fallback_cache_dir()
+        folder, why = _fallback()
         if folder is not None:
             _warn_once("folder", f"pcnn-explore: numba cannot write its cache next to the package or in HOME; "
                                  f"compiled kernels are cached in {folder} (set NUMBA_CACHE_DIR to choose the place)")
@@ -60,9 +64,8 @@ def njit(**options):
                 return numba.njit(cache=True, **options)(func)
             finally:
                 numba_config.CACHE_DIR = previous
-        _warn_once("none", "pcnn-explore: numba finds no writable folder for its cache (package, HOME and the "
-                           "temporary directory are read-only); kernels are compiled again in each process "
-                           "(set NUMBA_CACHE_DIR to a writable folder to keep them)")
+        _warn_once("none", f"pcnn-explore: numba finds no writable folder for its cache ({why}); kernels are "
+                           "compiled again in each process (set NUMBA_CACHE_DIR to a writable folder to keep them)")
         return numba.njit(cache=False, **options)(func)
 
     return decorate
@@ -71,18 +74,31 @@ def njit(**options):
 def fallback_cache_dir() -> str | None:
     """``$TMPDIR/pcnn-explore-numba-<uid>``, created (mode 0700) where missing; None when it cannot be
     written, or is not this user's own folder closed to others (a folder another user could fill
-    would let them plant cache files that numba unpickles)."""
+    would let them plant cache files that numba unpickles), or lies in a temporary directory that
+    others can write without the sticky bit (they could put another folder in its place)."""
+    return _fallback()[0]
+
+
+def _fallback() -> tuple[str | None, str]:
+    """(:func:`fallback_cache_dir`, why there is none: the words of the warning)."""
+    none = "package, HOME and the temporary directory are read-only"
     uid = os.getuid() if hasattr(os, "getuid") else 0
-    folder = os.path.join(tempfile.gettempdir(), f"pcnn-explore-numba-{uid}")
+    parent = tempfile.gettempdir()
+    folder = os.path.join(parent, f"pcnn-explore-numba-{uid}")
     try:
+        if hasattr(os, "getuid"):
+            mode = os.stat(parent).st_mode
+            if mode & 0o022 and not mode & stat.S_ISVTX:
+                return None, (f"package and HOME are read-only, and the temporary directory {parent} is writable by "
+                              "others without the sticky bit, so a folder there could be replaced by theirs")
         os.makedirs(folder, mode=0o700, exist_ok=True)
         info = os.stat(folder, follow_symlinks=False)
         if hasattr(os, "getuid") and (info.st_uid != uid or info.st_mode & 0o022 or os.path.islink(folder)):
-            return None
+            return None, none
         tempfile.TemporaryFile(dir=folder).close()
     except OSError:
-        return None
-    return folder
+        return None, none
+    return folder, ""
 
 
 def _warn_once(key: str, message: str) -> None:

@@ -170,3 +170,38 @@ def test_the_sweep_report_writes_a_bsuite_results_folder_per_variant_and_seed(tm
     # the protocol's first episodes only: with 11, bsuite's rows stop at 10
     assert list(bl.read_bsuite_log(dsr.write_bsuite_logs(tmp_path, tmp_path / "cut", episodes=11)[0])["episode"]) == \
         list(range(1, 11))
+
+
+_WHOLE = ("steps,episode,total_return,episode_len,episode_return,total_bad_episodes,denoised_return\n"
+          "10,1,0.0,10,0.0,1,0.0\n20,2,0.99,10,0.99,1,1.0\n")
+
+
+@pytest.mark.parametrize("data, said", [
+    (_WHOLE[:_WHOLE.rindex(",") + 1].encode(), r"torn \(its last line has no line end"),  # cut at a comma
+    (_WHOLE[:-1].encode(), r"torn \(its last line has no line end"),  # the whole last row, its line end not written
+    (_WHOLE.replace("0.99,10,0.99,1,1.0", "0.99,").encode(), r"torn \(line 3 has 4 fields, the header 7\)"),
+    (_WHOLE.replace("1,1.0\n", "1,1.0,7\n").encode(), r"torn \(line 3 has 8 fields, the header 7\)"),
+    (_WHOLE.replace("20,2,0.99", "20,2,0.9x").encode(), r"line 3: total_return '0.9x' is not a finite number"),
+    (_WHOLE.replace("20,2,", "20,2.5,").encode(), r"line 3: episode '2.5' is not an integer"),
+    (_WHOLE.replace("20,2,0.99", "20,2,nan").encode(), r"line 3: total_return 'nan' is not a finite number"),
+    (b"\xff\xfe\x00\x81 not text", r"not a bsuite deep_sea log \(not UTF-8 text"),
+    (b"steps,episode\n1,1\n", r"missing columns total_return, episode_len"),
+    (b"", r"missing columns steps, episode"),
+])
+def test_a_torn_partial_or_unreadable_log_is_a_valueerror_naming_the_file(tmp_path, data, said):
+    """A write cut short (a last row cut at a comma gives DictReader a None; a last row without its line
+    end may have its last number cut), garbage or missing columns: one ValueError naming the file and
+    what is wrong, never a TypeError from float(None) or a log read as if whole."""
+    path = tmp_path / "bsuite_id_-_deep_sea-0.csv"
+    path.write_bytes(data)
+    with pytest.raises(ValueError, match=said) as e:
+        bl.read_bsuite_log(path)
+    assert str(e.value).startswith(f"{path}: ") and "\n" not in str(e.value)
+
+
+def test_a_whole_log_reads_with_either_line_end(tmp_path):
+    for name, text in (("lf.csv", _WHOLE), ("crlf.csv", _WHOLE.replace("\n", "\r\n"))):  # bsuite's csv writer: \r\n
+        (tmp_path / name).write_bytes(text.encode())
+        cols = bl.read_bsuite_log(tmp_path / name)
+        assert cols["episode"].tolist() == [1, 2] and cols["total_bad_episodes"].dtype == np.int64
+        assert cols["total_return"].tolist() == [0.0, 0.99] and cols["steps"].tolist() == [10, 20]

@@ -55,8 +55,12 @@ def test_keep_takes_finished_runs_only_and_records_what_made_them(tmp_path):
     assert bs.keep(store, "kit", 702, 10, tmp_path / "nothing", cap=100, profile="study") is None  # no log yet
     assert sorted(bs.stored(store, 100)) == [("dqn", 701, 12), ("kit", 701, 10)]
     assert json.loads((store / "store.json").read_text())["episodes"] == 100
-    assert json.loads((store / "store.json").read_text())["lines"] == {"dqn": {"profile": "study"},
-                                                                      "kit": {"profile": "study"}}
+    # per line, the profile and the settings that made its logs (these folders have no settings.json: the named line's)
+    lines = json.loads((store / "store.json").read_text())["lines"]
+    assert lines == {"dqn": {"profile": "study", "settings": bs.named_settings("dqn")},
+                     "kit": {"profile": "study", "settings": bs.named_settings("kit")}}
+    assert (lines["dqn"]["settings"]["lr"], lines["kit"]["settings"]["mmc_beta"]) == (0.001, 0.5)
+    assert not set(bs.OUTSIDE_RESULTS) & set(lines["kit"]["settings"])  # no device, threads, folder, ...
     # another cap, or the same line from another training profile, is refused, not mixed in
     with pytest.raises(ValueError, match="holds runs of 100 episodes and these run 200"):
         bs.keep(store, "kit", 702, 10, solved, cap=200, profile="study")

@@ -65,6 +65,7 @@ class DQNAgent:
         self.mmc_beta = _check_unit("mmc_beta", mmc_beta)
         self.double_q = bool(double_q)
         self.n_actions = int(n_actions)
+        self.obs_shape = tuple(int(x) for x in obs_shape)  # what the network reads: each batch is checked against it
         self.device = torch.device(device)
         self.q = make_q_network(tuple(obs_shape), n_actions, network, hidden).to(self.device)
         self.target = make_q_network(tuple(obs_shape), n_actions, network, hidden).to(self.device)
@@ -164,13 +165,15 @@ class DQNAgent:
         Returns the Huber loss as a detached 0-d tensor on the device (``float()`` of it syncs); with
         ``learn_step="numpy"``, as a float32 numpy scalar.
 
-        A batch that no step may read (an action outside [0, n_actions), a reward or return that is
-        not finite, frames not uint8) raises ValueError with the same message on every path
-        (:func:`~pcnn_explore.agents.replay.check_batch`, which the numpy step calls itself).
+        A batch that no step may read (observations not of ``obs_shape``, not one action, reward,
+        done and return per observation, an action outside [0, n_actions), a reward or return that
+        is not finite in float32, a done not 0 or 1, frames not uint8) raises ValueError with the
+        same message on every path (:func:`~pcnn_explore.agents.transitions.check_batch`, which
+        the numpy step calls itself), before any arithmetic.
         """
         if self._numpy_step is not None:
             return self._numpy_step(batch)
-        check_batch(batch, self.n_actions)
+        action, reward, done, mc = check_batch(batch, self.n_actions, self.obs_shape)  # int64, float32 (B,)
         if self.cuda_graph:
             return self._learn_graphed(batch)
         dev = self.device
@@ -178,10 +181,10 @@ class DQNAgent:
             obs, next_obs = batch.obs.to(dev), batch.next_obs.to(dev)
         else:
             obs, next_obs = torch.from_numpy(batch.obs).to(dev), torch.from_numpy(batch.next_obs).to(dev)
-        action = torch.from_numpy(batch.action).to(dev)
-        reward = torch.from_numpy(batch.reward).to(dev)
-        done = torch.from_numpy(batch.done).to(dev)
-        mc = torch.from_numpy(batch.mc_return).to(dev)
+        action = torch.from_numpy(action).to(dev)
+        reward = torch.from_numpy(reward).to(dev)
+        done = torch.from_numpy(done).to(dev)
+        mc = torch.from_numpy(mc).to(dev)
         loss = self._loss(obs, next_obs, action, reward, done, mc)
         for p in self._params:  # zero_grad(set_to_none=True), without its per-call profiler and dynamo wrappers
             p.grad = None
@@ -196,7 +199,7 @@ class DQNAgent:
         if self._graph is None or self._graph.layout != batch_layout(batch):
             self._graph = None  # release the old graph's memory pool first
             self._graph = LearnGraph(self, batch)
-        return self._graph(batch)
+        return self._graph(batch, checked=True)  # learn() has checked it, and the layout is the graph's
 
     def drop_graph(self) -> None:
         """Forget the captured step (the next ``learn`` captures again), e.g. after changing ``lr``."""

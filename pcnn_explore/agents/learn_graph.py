@@ -15,12 +15,17 @@ The captured function is :meth:`pcnn_explore.agents.dqn.DQNAgent._loss` plus bac
 static tensors. Warm-up steps before capture (run on a side stream, as torch requires) change
 the weights and the optimiser state; both are put back afterwards, so the first replayed step is
 the first real one. The target network is read in place: ``DQNAgent.sync_target`` copies into it.
+
+A batch is copied into the static buffers as it is, and numpy broadcasts a short array into them
+(one action for four observations) while the gather reads any slot it is given, so each batch is
+checked first (:func:`~pcnn_explore.agents.transitions.check_batch`, the words of every learn step,
+and its layout against the captured one); ``DQNAgent.learn``, which has checked it, says so.
 """
 from __future__ import annotations
 
 import torch
 
-from pcnn_explore.agents.transitions import DeviceBatch, gather_stacks
+from pcnn_explore.agents.transitions import DeviceBatch, check_batch, gather_stacks
 
 __all__ = ["LearnGraph"]
 
@@ -48,10 +53,12 @@ class LearnGraph:
     """``agent``'s gradient step for batches laid out like ``batch``, as a CUDA graph.
 
     Call it with a batch of the same layout (:func:`batch_layout`); it returns the loss as a 0-d
-    device tensor (a copy: later steps do not change it) without synchronising.
+    device tensor (a copy: later steps do not change it) without synchronising. A batch no learn
+    step may read, or of another layout, raises ValueError before anything is copied.
     """
 
     def __init__(self, agent, batch):
+        check_batch(batch, agent.n_actions, agent.obs_shape)  # its sizes become the static buffers'
         self.agent, self.layout = agent, batch_layout(batch)
         dev, size = agent.device, len(batch.action)
         self.frames = batch.frames if isinstance(batch, DeviceBatch) else None
@@ -112,7 +119,14 @@ class LearnGraph:
         self.graph = graph
 
     # ------------------------------------------------------------------------------------ replay
-    def __call__(self, batch) -> torch.Tensor:
+    def __call__(self, batch, checked: bool = False) -> torch.Tensor:
+        """One step on ``batch``; ``checked``: the caller has passed it through
+        :func:`~pcnn_explore.agents.transitions.check_batch` for this agent and matched its layout."""
+        if not checked:
+            check_batch(batch, self.agent.n_actions, self.agent.obs_shape)
+            if batch_layout(batch) != self.layout:
+                raise ValueError(f"batch of layout {batch_layout(batch)} given to a graph captured for {self.layout}: "
+                                 "capture a LearnGraph for it (DQNAgent.learn does)")
         stage = self.ring[self.turn]
         self.turn = (self.turn + 1) % RING
         if stage.event is not None:

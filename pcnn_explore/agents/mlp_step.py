@@ -33,11 +33,14 @@ layout. Float32 throughout; the results differ from torch's step only in the ord
 ``learn_step`` resolves to ``"numpy"`` (:class:`~pcnn_explore.run.config.TrainConfig`); torch stays the
 path for every other network and optimiser.
 
-Bad inputs: the loops here index the weights with the batch's actions unchecked, so a batch is
-checked first (:func:`_batch_fault`, one pass; then :func:`~pcnn_explore.agents.replay.check_batch`
-names the fault: actions in [0, A), finite rewards and returns, uint8 frames), with the message
-torch's step gives, which calls the same check; the replay refuses such a transition already when
-it is stored. Needs numba (and scipy, for numba's ``np.dot``):
+Bad inputs: the loops here index the weights with the batch's actions and rows unchecked (a short
+action array or a wider frame reads and writes out of bounds), so a batch is checked first: its
+layout against the replay's own (:func:`~pcnn_explore.agents.transitions.is_replay_layout`,
+attribute comparisons) and its values in one compiled pass (:func:`_batch_fault`: actions in
+[0, A), finite rewards and returns, ``done`` 0 or 1); where either finds a fault,
+:func:`~pcnn_explore.agents.transitions.check_batch` names it, with the message torch's step gives,
+which calls the same check (or, for a valid batch of other dtypes, converts it). The replay refuses
+a bad transition already when it is stored. Needs numba (and scipy, for numba's ``np.dot``):
 ``learn_step`` auto picks torch where either is missing.
 """
 from __future__ import annotations
@@ -47,7 +50,7 @@ import importlib.util
 import numba  # noqa: F401  (this step exists only compiled: without numba it does not import, and DQNAgent says so)
 import numpy as np
 
-from pcnn_explore.agents.transitions import check_batch
+from pcnn_explore.agents.transitions import check_batch, is_replay_layout
 from pcnn_explore.jit import njit
 
 
@@ -213,12 +216,14 @@ def _gradients(obs, next_obs, action, reward, done, mc_return, gamma, beta, doub
 
 
 @njit()
-def _batch_fault(action, n_actions, reward, mc_return):  # pragma: no cover
-    """True where a row of the batch has an action outside [0, n_actions) or a reward or Monte Carlo
-    return that is not finite: one pass, under a microsecond at batch size 32 (numpy's min, max and
-    isfinite take several)."""
+def _batch_fault(action, n_actions, reward, done, mc_return):  # pragma: no cover
+    """True where a row of the batch has an action outside [0, n_actions), a reward or Monte Carlo
+    return that is not finite, or a ``done`` that is not 0 or 1 (NaN is neither): one pass, under a
+    microsecond at batch size 32 (numpy's min, max, isfinite and counts take several). The arrays
+    are (B,), as :func:`~pcnn_explore.agents.transitions.is_replay_layout` has checked."""
     for i in range(action.size):
-        if action[i] < 0 or action[i] >= n_actions or not (np.isfinite(reward[i]) and np.isfinite(mc_return[i])):
+        if (action[i] < 0 or action[i] >= n_actions or not (np.isfinite(reward[i]) and np.isfinite(mc_return[i]))
+                or (done[i] != 0 and done[i] != 1)):
             return True
     return False
 
@@ -250,7 +255,7 @@ class NumpyMLPStep:
         if importlib.util.find_spec("scipy") is None:  # numba compiles np.dot with scipy's BLAS
             raise ImportError("the numpy learn step needs scipy (numba's matrix products call its BLAS), which is "
                               "not installed: pip install scipy, or use learn_step='torch'")
-        self.n_actions = agent.n_actions
+        self.n_actions, self.obs_shape = agent.n_actions, tuple(agent.obs_shape)
         self.gamma, self.mmc_beta, self.double_q = np.float32(agent.gamma), np.float32(agent.mmc_beta), agent.double_q
         opt = agent.optimizer
         group = opt.param_groups[0]
@@ -291,23 +296,26 @@ class NumpyMLPStep:
         return np.ascontiguousarray(obs.reshape(len(obs), -1))
 
     def greedy_actions(self, obs) -> list[int]:
-        """argmax_a Q(obs, a) of the online network for each of obs (B, C, H, W) uint8."""
-        return _greedy(self._inputs(obs), *self.online).tolist()
+        """argmax_a Q(obs, a) of the online network for each of obs (B, C, H, W) uint8. Observations of
+        another shape than the network's raise ValueError (the loops would read out of bounds)."""
+        inputs = self._inputs(obs)
+        if np.shape(obs)[1:] != self.obs_shape:
+            raise ValueError(f"the numpy learn step's network reads (B, {', '.join(map(str, self.obs_shape))}) "
+                             f"observations, got {np.shape(obs)}: pass observations of the shape it was built for")
+        return _greedy(inputs, *self.online).tolist()
 
     def gradients(self, batch) -> tuple[np.float32, tuple[np.ndarray, ...]]:
         """(loss, gradients) of the Huber loss on ``batch`` (a :class:`~pcnn_explore.agents.replay.Batch`),
         the gradients in the optimiser's parameter order (W1, b1, W2, b2, W3, b3), in arrays this
         object reuses. Changes no parameter. A batch no learn step may read raises ValueError
-        (:func:`~pcnn_explore.agents.replay.check_batch`) before any arithmetic."""
-        action, reward, mc_return = (np.asarray(batch.action), np.asarray(batch.reward, np.float32),
-                                     np.asarray(batch.mc_return, np.float32))
-        frames_ok = np.asarray(batch.obs).dtype == np.uint8 and np.asarray(batch.next_obs).dtype == np.uint8
-        if action.dtype != np.int64 or not frames_ok or _batch_fault(action, self.n_actions, reward, mc_return):
-            check_batch(batch, self.n_actions)  # raises, naming the first fault (an int32 action array passes)
-            action = action.astype(np.int64)
-        loss = _gradients(self._inputs(batch.obs), self._inputs(batch.next_obs), action, reward,
-                          np.asarray(batch.done, np.float32), mc_return, self.gamma, self.mmc_beta, self.double_q,
-                          *self.online, *self.target, *self.grads)
+        (:func:`~pcnn_explore.agents.transitions.check_batch`) before any arithmetic."""
+        if is_replay_layout(batch, self.obs_shape) and not _batch_fault(batch.action, self.n_actions, batch.reward,
+                                                                         batch.done, batch.mc_return):
+            action, reward, done, mc_return = batch.action, batch.reward, batch.done, batch.mc_return
+        else:  # raises, naming the first fault; or a valid batch of other dtypes (int32 actions), converted
+            action, reward, done, mc_return = check_batch(batch, self.n_actions, self.obs_shape)
+        loss = _gradients(self._inputs(batch.obs), self._inputs(batch.next_obs), action, reward, done, mc_return,
+                          self.gamma, self.mmc_beta, self.double_q, *self.online, *self.target, *self.grads)
         return np.float32(loss), self.grads
 
     def __call__(self, batch) -> np.float32:

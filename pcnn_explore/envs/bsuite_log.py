@@ -131,16 +131,45 @@ def write_bsuite_log(run: str | os.PathLike | Mapping[str, np.ndarray], out_dir:
 
 def read_bsuite_log(path: str | os.PathLike) -> dict[str, np.ndarray]:
     """A bsuite csv log (this module's or bsuite's own) as numpy columns: :data:`BSUITE_COLUMNS`
-    (int64 for steps, episode, episode_len and total_bad_episodes; float64 else). ValueError for a
-    file without them."""
-    with open(path, newline="") as f:
-        reader = csv.DictReader(f)
+    (int64 for steps, episode, episode_len and total_bad_episodes; float64 else). ValueError naming
+    the file (and the line) for one that is not a whole log: not UTF-8 text or not csv, without the
+    columns, a row with fewer or more fields than the header or a value that is not a finite number
+    (an integer where bsuite writes one), or a last line without its line end (a write cut short:
+    its last number may be cut too)."""
+    try:
+        text = Path(path).read_bytes().decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ValueError(f"{path}: not a bsuite deep_sea log (not UTF-8 text: {e.reason} at byte {e.start})") from None
+    if text and not text.endswith("\n"):
+        raise ValueError(f"{path}: torn (its last line has no line end: a write cut short)")
+    reader = csv.DictReader(io.StringIO(text, newline=""))
+    columns: dict[str, list] = {c: [] for c in BSUITE_COLUMNS}
+    try:
         missing = [c for c in BSUITE_COLUMNS if c not in (reader.fieldnames or ())]
         if missing:
             raise ValueError(f"{path}: not a bsuite deep_sea log (missing columns {', '.join(missing)})")
-        rows = list(reader)
-    return {c: (np.array([int(float(r[c])) for r in rows], dtype=np.int64) if c in _INTS
-                else np.array([float(r[c]) for r in rows], dtype=np.float64)) for c in BSUITE_COLUMNS}
+        for row in reader:
+            if None in row or None in row.values():  # (DictReader: None for a field missing, key None for extra ones)
+                fields = sum(v is not None for k, v in row.items() if k is not None) + len(row.get(None) or ())
+                raise ValueError(f"{path}: torn (line {reader.line_num} has {fields} fields, the header "
+                                 f"{len(reader.fieldnames)})")
+            for c in BSUITE_COLUMNS:
+                columns[c].append(_number(row[c], c in _INTS, path, reader.line_num, c))
+    except csv.Error as e:
+        raise ValueError(f"{path}: not a bsuite deep_sea log (line {reader.line_num}: {e})") from None
+    return {c: np.array(v, dtype=np.int64 if c in _INTS else np.float64) for c, v in columns.items()}
+
+
+def _number(text: str, integer: bool, path, line: int, column: str) -> int | float:
+    """One cell of a bsuite log: a finite number (an integer in bsuite's integer columns); ValueError naming it."""
+    try:
+        x = float(text)
+    except ValueError:
+        x = float("nan")
+    if not np.isfinite(x) or (integer and not x.is_integer()):
+        raise ValueError(f"{path}: torn or damaged (line {line}: {column} {text!r} is not "
+                         f"{'an integer' if integer else 'a finite number'})")
+    return int(x) if integer else x
 
 
 def bsuite_log_solve_episode(columns: Mapping[str, np.ndarray], episodes: int = PROTOCOL_EPISODES) -> int | None:

@@ -21,6 +21,7 @@ import dataclasses
 import inspect
 import os
 import shlex
+import signal
 import sys
 import textwrap
 import threading
@@ -30,6 +31,7 @@ from typing import Any
 
 from pcnn_explore.checks import AUTO, FLAG_ALIASES, SettingError, arg_type, flag
 from pcnn_explore.run.config import INT_LOWS, NUMBER_RANGES, TrainConfig, choices
+from pcnn_explore.run.interrupt import RunInterrupted, active_stop, end_now
 
 __all__ = ["add_arguments", "run_cli", "field_help", "config_from_args", "line_settings", "describe_line"]
 
@@ -76,7 +78,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         if f.name == "profile":  # default None, not "study": with --resume an unset --profile is the checkpoint's
             kw.update(help=f"{kw['help']} (default: study; with --resume: the checkpoint's)")
         parser.add_argument(*names, **kw)
-    parser.add_argument("--line", metavar="NAME",
+    parser.add_argument("--line", metavar="NAME", action=_Once,
                         help="a named line of pcnn_explore.run.lines (dqn, dqn_mmc, paper_cts, "
                              "paper_pixelcnn, kit, kit_novelty, ...): its settings (printed at the start), each "
                              "overridden by a flag given beside it")
@@ -84,6 +86,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-progress", action="store_true", help="hide the settings and the progress bar")
     parser.add_argument("--check", action="store_true",
                         help="check the settings and --out as a run would, print the settings and stop (writes nothing)")
+
+
+class _Once(argparse.Action):
+    """A flag that may be given once: a second is refused (the last would win unseen)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        before = getattr(namespace, self.dest, None)
+        if before is not None:
+            parser.error(f"{option_string} given twice ({before}, then {values}): give it once")
+        setattr(namespace, self.dest, values)
 
 
 def line_settings(name: str, env: str | None = None) -> tuple[str, dict[str, Any]]:
@@ -146,7 +158,7 @@ def _fail(message: str) -> int:
 def run_cli(args: argparse.Namespace) -> int:
     try:
         return _run(args)
-    except KeyboardInterrupt as e:  # Ctrl-C: one line, status 130
+    except KeyboardInterrupt as e:  # Ctrl-C: one line, status 130 (SIGTERM: 143)
         return _stopped(str(args.out_dir), e)
 
 
@@ -157,6 +169,10 @@ def _run(args: argparse.Namespace) -> int:
     from pcnn_explore.run.loop import run_loop
     from pcnn_explore.run.resume import open_run, resume_settings
 
+    out = str(args.out_dir)
+    stop = active_stop()
+    if stop is not None:  # (a second Ctrl-C once the run writes: what the folder holds then)
+        stop.at_once = lambda: _folder_tail(out, at_once=True)
     try:
         probe(args.out_dir)  # a folder a live run holds gets no other advice
         stored = resume_settings(args.out_dir) if args.resume else None
@@ -173,6 +189,8 @@ def _run(args: argparse.Namespace) -> int:
         return _fail(e.for_cli())
     except (ValueError, TypeError, OSError) as e:
         return _fail(str(e))
+    if stop is not None and start.saved is not None:  # (a stop before the run writes: the folder as it is)
+        stop.quiet = f" before the run started: nothing was written; {_resume_tail(out, start.step)}"
     line = describe_line(args)
     if line is not None:
         print(line, flush=True)
@@ -220,65 +238,87 @@ def _report_check(cfg: TrainConfig, start) -> int:
 def _check_run_folder(out_dir) -> None:
     """Refuse (RunError) a fresh run into a folder that holds files that are not a training run's:
     the run would write beside them, and a later clean-up would take them for its own."""
-    from pcnn_explore.checks import RunError
-    from pcnn_explore.run.checkpoints import CHECKPOINT, POLICY
-    from pcnn_explore.run.lock import LOCK
-    from pcnn_explore.run.log import LOG
-    from pcnn_explore.run.settings import SETTINGS
-    from pcnn_explore.run.trace_log import TRACES
+    from fnmatch import fnmatchcase
 
-    ours = (LOG, CHECKPOINT, POLICY, SETTINGS, TRACES, LOCK, "tb")
+    from pcnn_explore.atomic import temporary_names
+    from pcnn_explore.checks import RunError
+    from pcnn_explore.run.lock import LOCK
+    from pcnn_explore.run.resume import RUN_FILES
+
+    ours = (*RUN_FILES, LOCK, "tb")
     try:
         names = sorted(os.listdir(out_dir))
     except OSError:  # (no folder yet: nothing beside the run)
         return
     for name in names:
-        temporary = name.endswith(".tmp") and any(name.startswith(f".{n}.") for n in ours)  # (an atomic write cut short)
+        temporary = any(fnmatchcase(name, temporary_names(n)) for n in RUN_FILES)  # (an atomic write cut short)
         if name not in ours and not temporary:
             raise RunError(f"{{out_dir}} {out_dir} holds files that are not a training run's ({name}): choose a new "
                            "or empty folder for {out_dir}, or move them away")
 
 
-def _checkpoint_step(out: str) -> int | None:
-    from pcnn_explore.checkpoint import read_meta
-    from pcnn_explore.run.checkpoints import CHECKPOINT
+def _loaded(name: str):
+    """The module ``name`` if it is imported whole, else None: a stop may come while a module is
+    half imported (torch, say), and importing over it fails; a module not imported yet means this
+    process has not done what it serves."""
+    module = sys.modules.get(name)
+    spec = getattr(module, "__spec__", None)
+    return None if module is None or getattr(spec, "_initializing", False) else module
 
-    step = (read_meta(os.path.join(out, CHECKPOINT)) or {}).get("step")
+
+def _checkpoint_step(out: str) -> int | None:
+    """The step of the checkpoint in ``out`` (None: none, or the checkpoint module not imported)."""
+    checkpoint, files = _loaded("pcnn_explore.checkpoint"), _loaded("pcnn_explore.run.checkpoints")
+    if checkpoint is None or files is None:
+        return None
+    step = (checkpoint.read_meta(os.path.join(out, files.CHECKPOINT)) or {}).get("step")
     return None if step is None else int(step)
 
 
-def _stopped(out: str, e: KeyboardInterrupt) -> int:
-    """Ctrl-C: one line on stderr (the step, and the command that resumes the run), status 130. A
-    checkpoint write still in flight (Ctrl-C twice) ends with the process, which then frees the lock."""
-    from pcnn_explore.checks import RunError
-    from pcnn_explore.run.lock import probe
-    from pcnn_explore.run.log import LOG
-    from pcnn_explore.run.interrupt import RunInterrupted
+def _resume_tail(out: str, step: int) -> str:
+    return f"the last checkpoint in {out} is at step {step}: resume with: {_PROG} --resume --out {shlex.quote(out)}"
 
+
+def _folder_tail(out: str, at_once: bool = False) -> str:
+    """What follows "interrupted" (or "stopped by SIGTERM") when a command stops outside the run's
+    loop: what ``out`` holds then, and how to go on. ``at_once``: a second Ctrl-C ended it at once."""
+    lock, log, checks = _loaded("pcnn_explore.run.lock"), _loaded("pcnn_explore.run.log"), _loaded("pcnn_explore.checks")
+    head = ": stopped at once" if at_once else ""
+    nothing = f"{head} before the run started: nothing was written"
+    if lock is None or log is None or checks is None:  # (not imported yet: this run has neither locked nor written)
+        return nothing
+    try:
+        lock.probe(out)
+        last = _checkpoint_step(out)
+    except (checks.RunError, OSError):  # another run holds the folder: this one wrote nothing there
+        return nothing
+    if last is not None:
+        return f"{head}; {_resume_tail(out, last)}"
+    if os.path.exists(os.path.join(out, log.LOG)):
+        return f"{head} before the run's first checkpoint, so {out} cannot resume: remove {out} or choose another --out"
+    return nothing
+
+
+def _stopped(out: str, e: KeyboardInterrupt) -> int:
+    """Ctrl-C: one line on stderr (the step, and the command that resumes the run), status 130
+    (SIGTERM first: 143). A checkpoint write still in flight (Ctrl-C twice) ends with the process:
+    its temporary files are removed first (:func:`pcnn_explore.run.interrupt.end_now`), and the
+    process's end frees the lock. Imports nothing: the stop may have come in an import."""
+    stop = active_stop()
+    first = stop.first if stop is not None and stop.first is not None else getattr(e, "signum", signal.SIGINT)
     resume = f"{_PROG} --resume --out {shlex.quote(out)}"
-    fresh = f"remove {out} or choose another --out"
     if isinstance(e, RunInterrupted):
         if e.at_once:  # (read last: a write may have ended meanwhile; one still running ends with the process)
             e.checkpoint, e.writing = _checkpoint_step(out), False
-        line = e.text(resume, fresh)
+        line, status = e.text(resume, f"remove {out} or choose another --out"), e.exit_status
     else:  # before the run's loop, or after it
-        try:
-            probe(out)
-            last = _checkpoint_step(out)
-        except (RunError, OSError):  # another run holds the folder: this one wrote nothing there
-            last, out_held = None, True
-        else:
-            out_held = False
-        if out_held:
-            line = "interrupted before the run started: nothing was written"
-        elif last is not None:
-            line = f"interrupted; the last checkpoint in {out} is at step {last}: resume with: {resume}"
-        elif os.path.exists(os.path.join(out, LOG)):
-            line = f"interrupted before the run's first checkpoint, so {out} cannot resume: {fresh}"
-        else:
-            line = "interrupted before the run started: nothing was written"
-    sys.stdout.flush()
-    print(f"{_PROG}: {line}", file=sys.stderr, flush=True)
+        verb = "interrupted" if first == signal.SIGINT else "stopped by SIGTERM"
+        line, status = verb + _folder_tail(out), 128 + first
+    if stop is not None:
+        stop.said()
+    line = f"{_PROG}: {line}"
     if any(t.name.startswith("checkpoint") and t.is_alive() for t in threading.enumerate()):
-        os._exit(130)  # (a checkpoint write cancelled mid-file: it ends with the process, not after it)
-    return 130
+        end_now(line, status)  # (a checkpoint write cancelled mid-file: it ends with the process, not after it)
+    sys.stdout.flush()
+    print(line, file=sys.stderr, flush=True)
+    return status

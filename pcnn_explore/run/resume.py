@@ -1,6 +1,8 @@
 """Starting or resuming a run: :func:`open_run` checks ``out_dir`` for a fresh start or a
 resumption (touching nothing), :func:`episode_seed` gives every episode its env seed, so that a
-resumed run replays each env's running episode (see :mod:`pcnn_explore.run.envs`).
+resumed run replays each env's running episode (see :mod:`pcnn_explore.run.envs`). A run that
+takes its folder removes the temporary files its own atomic writes left there when a process was
+killed mid-write (:func:`stale_temporaries`), and says so in one line.
 """
 from __future__ import annotations
 
@@ -10,13 +12,26 @@ from pathlib import Path
 
 import numpy as np
 
+from pcnn_explore.atomic import temporary_names
 from pcnn_explore.checkpoint import CorruptFile, load, read_meta
 from pcnn_explore.checks import RunError
-from pcnn_explore.run.checkpoints import CHECKPOINT, FORMAT
+from pcnn_explore.run.checkpoints import CHECKPOINT, FORMAT, POLICY
 from pcnn_explore.run.config import RESUMABLE_CHANGES, TrainConfig, backfill
 from pcnn_explore.run.log import LOG, truncate_log
+from pcnn_explore.run.settings import SETTINGS
+from pcnn_explore.run.trace_log import TRACES
 
-__all__ = ["RunError", "Resume", "open_run", "resume_settings", "episode_seed"]
+__all__ = ["RunError", "Resume", "open_run", "resume_settings", "episode_seed", "RUN_FILES", "stale_temporaries"]
+
+#: the files a run writes in its folder (each atomically, through a temporary ``.NAME.*.tmp`` beside it)
+RUN_FILES = (LOG, CHECKPOINT, POLICY, SETTINGS, TRACES)
+
+
+def stale_temporaries(out: str | os.PathLike) -> list[Path]:
+    """The temporary files of the run's own atomic writes in ``out`` (``.checkpoint.pt.*.tmp``, ...,
+    only those of :data:`RUN_FILES`): under the folder's lock, what a killed process left."""
+    out = Path(out)
+    return sorted(p for name in RUN_FILES for p in out.glob(temporary_names(name)) if not p.is_dir())
 
 
 def episode_seed(seed: int, episode: int) -> int:
@@ -59,15 +74,27 @@ class Resume:
     def claim(self, lock, cfg: TrainConfig, step: int, envs) -> None:
         """Take ``cfg.out_dir`` for the run: lock it (creating it; refused, ``envs`` closed, when
         another run holds it or it changed since :func:`open_run` looked), drop the log rows after
-        ``step`` (the checkpoint's; a fresh run's log starts empty), write ``settings.json``."""
+        ``step`` (the checkpoint's; a fresh run's log starts empty), remove the temporary files of
+        writes cut short (:func:`stale_temporaries`, named in one line), write ``settings.json``.
+        From here on a command's signal unwinds it (:meth:`~pcnn_explore.run.interrupt.CommandStop.unwind`)."""
+        from pcnn_explore.run.interrupt import active_stop
         from pcnn_explore.run.settings import write_settings
 
+        stop = active_stop()
+        if stop is not None:  # (the command writes from here on: a signal unwinds it, to close all it opened)
+            stop.unwind()
         out = Path(cfg.out_dir)
         try:
             lock.acquire(lambda: self.check_unchanged(out))  # creates the folder; nothing is written before
         except BaseException:
             envs.close()
             raise
+        stale = stale_temporaries(out)
+        for path in stale:
+            path.unlink(missing_ok=True)
+        if stale:
+            print(f"removed {len(stale)} temporary file(s) that a write cut short left in {out}: "
+                  f"{', '.join(p.name for p in stale)}", flush=True)
         truncate_log(out / LOG, step)
         write_settings(cfg)
 

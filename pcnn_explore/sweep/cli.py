@@ -20,6 +20,7 @@ and exit status 2, before any trial starts.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 
 from pcnn_explore.checks import arg_type
@@ -81,7 +82,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--bsuite-store", metavar="DIR",
                         help="DeepSea grids of bsuite's sizes (N = 10, 12, ..., 50, with --episodes): skip every "
                              "trial whose finished bsuite log is in DIR and add each finished trial's log there, "
-                             "on an interruption too, so the protocol is done over sessions or machines "
+                             "on an interruption too, so the protocol is done over sessions or machines; one sweep "
+                             "holds DIR at a time, and trials whose settings differ from DIR's line are refused "
                              "(pcnn_explore.sweep.bsuite_store)")
     parser.add_argument("--dry-run", action="store_true", help="make every check a run makes (settings, "
                         "trial folders, resources) and list the trials; write and run nothing")
@@ -118,11 +120,13 @@ def _store_key(trial) -> tuple[str, int, int]:
     return trial.line or trial.variant, int(trial.seed), int(deep_sea_size(trial.env))
 
 
-def _store_plan(store, grid, trials):
-    """(the store's folder, the (line, seed, N) of the trials whose finished log it holds); (None, set())
-    without ``--bsuite-store``. SweepError for a grid that is not bsuite's: sizes, episodes, map."""
+def _store_plan(store, grid, trials, dry_run: bool = False):
+    """(the store's folder, the (line, seed, N) of the trials whose finished log it holds, the store's lock,
+    held for the sweep: None on a dry run); (None, set(), None) without ``--bsuite-store``. SweepError for a
+    grid that is not bsuite's (sizes, episodes, map), a store another sweep holds, or runs whose cap,
+    profile or settings differ from the store's lines' (each difference named)."""
     if not store:
-        return None, set()
+        return None, set(), None
     from pcnn_explore.envs.deep_sea import deep_sea_size
     from pcnn_explore.envs.deep_sea_protocol import PROTOCOL_SIZES
     from pcnn_explore.sweep import bsuite_store
@@ -134,16 +138,32 @@ def _store_plan(store, grid, trials):
     if other:
         raise SweepError(f"--bsuite-store keeps bsuite's deep-sea logs, of N = 10, 12, ..., 50 only; {other[0]} is not "
                          "one: leave it out of the grid")
-    moved = [t.name for t in trials if dict(t.overrides).get("mapping_seed", 42) != 42]
-    if moved:
-        raise SweepError(f"--bsuite-store keeps runs on bsuite's map (mapping seed 42); {moved[0]} sets another")
     keys = [_store_key(t) for t in trials]
+    settings: dict = {}
+    lock = None
     try:
-        bsuite_store.check_manifest(store, {k[0]: grid.profile for k in keys}, grid.episodes)
+        for t, (line, _, _) in zip(trials, keys):
+            mine = bsuite_store.result_settings(t.config().to_dict(), line)
+            bsuite_store.check_map(mine, t.name)
+            differ = bsuite_store.settings_differences(settings.setdefault(line, mine), mine)
+            if differ:
+                raise SweepError(f"the trials of line {line} differ in settings "
+                                 f"({bsuite_store.differences_text(differ)}), and a store holds one set per line: "
+                                 "give those settings the same value on every size")
+        if dry_run:
+            bsuite_store.probe(store)
+        else:
+            lock = bsuite_store.StoreLock(store).acquire()
+        bsuite_store.adopt(store, write=not dry_run)
+        bsuite_store.check_manifest(store, {k[0]: grid.profile for k in keys}, grid.episodes, settings)
         pending = set(bsuite_store.pending(keys, store, grid.episodes))
-    except ValueError as e:
-        raise SweepError(str(e)) from None
-    return store, {k for i, k in enumerate(keys) if i not in pending}
+    except BaseException as e:
+        if lock is not None:
+            lock.release()
+        if isinstance(e, ValueError):
+            raise SweepError(str(e)) from None
+        raise
+    return store, {k for i, k in enumerate(keys) if i not in pending}, lock
 
 
 def _keep_in_store(store, grid, trials, kept: set) -> None:
@@ -182,12 +202,15 @@ def run_cli(args: argparse.Namespace) -> int:
     from pcnn_explore.sweep.runner import run_trials
     from pcnn_explore.sweep.view import SweepView
 
+    stack = contextlib.ExitStack()
     try:
         grid = grid_from_args(args)
         if not grid.envs and not args.grid:
             return _fail("name a grid file, or the grid with --envs, --variants or --lines (and --seeds, --set)")
         trials = grid.trials()
-        store, held = _store_plan(args.bsuite_store, grid, trials)
+        store, held, lock = _store_plan(args.bsuite_store, grid, trials, args.dry_run)
+        if lock is not None:  # the store is this sweep's until it ends
+            stack.callback(lock.release)
         if store is not None:
             trials = [t for t in trials if _store_key(t) not in held]
         if args.dry_run:  # every check a run makes (settings, folders, shares), nothing written
@@ -216,6 +239,8 @@ def run_cli(args: argparse.Namespace) -> int:
         print(f"{_PROG}: interrupted; the same command resumes the unfinished trials from their checkpoints",
               file=sys.stderr)
         return 130
+    finally:
+        stack.close()
     failed = [r for r in records if r["status"] == "failed"]
     for r in failed:
         print(f"{_PROG}: failed: {r['name']}: {r['error']}", file=sys.stderr)

@@ -112,17 +112,26 @@ def difference_verdict(values_a: Sequence[float], values_b: Sequence[float], dir
     return _permutation_verdict(a, b, direction, level, claim)
 
 
-def _control_moves(a: np.ndarray, b: np.ndarray, control, floor, level: float) -> tuple[bool, str]:
-    """(whether the positive control leaves the floor, the words that say which control and floor)."""
+def _control_moves(a: np.ndarray, b: np.ndarray, control, floor, level: float) -> tuple[str, str]:
+    """Whether the positive control (``control``, or the lines a and b themselves) leaves the floor:
+    ("", "") when it does, else (the reason the claim is not testable, the words that say why):
+    :data:`TOO_FEW_SEEDS` when a control line has fewer seeds than :func:`leaves_floor`'s sign-flip
+    test needs (it could never be shown to leave), else :data:`LINES_DO_NOT_MOVE`."""
     lines = [a, b] if control is None else [np.asarray(_values("control", control))]
     if floor is None:
         floor = float(min(x.min() for x in [a, b, *lines]))
     floor = float(floor)
     if not math.isfinite(floor):
         raise ValueError(f"floor must be a finite number (the value of a line that does not move), got {floor}")
+    if any(leaves_floor(x, floor, level) for x in lines):
+        return "", ""
+    needed = seeds_needed("sign_flip", level)
+    short = min(x.size for x in lines)
+    if short < needed:
+        what = "a line needs" if control is None else "the positive control needs"
+        return TOO_FEW_SEEDS, f"{what} {needed} seeds to show it leaves the floor, has {short}"
     what = "neither line" if control is None else "the positive control"
-    return any(leaves_floor(x, floor, level) for x in lines), \
-        f"{what} leaves the floor {_fmt(floor)} at one-sided {(1.0 - level) / 2.0:g}"
+    return LINES_DO_NOT_MOVE, f"{what} leaves the floor {_fmt(floor)} at one-sided {(1.0 - level) / 2.0:g}"
 
 
 def equivalence_verdict(values_a: Sequence[float], values_b: Sequence[float], margin: float, level: float = 0.95,
@@ -142,8 +151,9 @@ def equivalence_verdict(values_a: Sequence[float], values_b: Sequence[float], ma
     for "MMC alone makes no progress"); None: the two lines themselves, of which one must leave the
     floor (e.g. "c = 1 does as well as c = 0.1"). ``floor``: the value of a line that does not move, in
     the values' units (a success rate's 0); None: the smallest value of the lines and the control.
-    Else ``not testable: the lines do not move``; with fewer than 6 seeds per line ``not testable: too
-    few seeds at this profile``. ``p_value``: the TOST p, the larger of the two.
+    Else ``not testable: the lines do not move``; with fewer than 6 seeds per line, or a positive
+    control (given, or the lines) too short for its own test (6 seeds at 0.95, 8 at 0.99), ``not
+    testable: too few seeds at this profile``. ``p_value``: the TOST p, the larger of the two.
 
     >>> equivalence_verdict([0.0] * 10, [0.0] * 10, 0.1, seeds_a=range(10), seeds_b=range(10)).sentence[:37]
     'not testable: the lines do not move ('
@@ -176,9 +186,9 @@ def equivalence_verdict(values_a: Sequence[float], values_b: Sequence[float], ma
     if word == NOT_TESTABLE:
         reason, head = TOO_FEW_SEEDS, _too_few(n_least, needed)
     else:
-        moves, which = _control_moves(a, b, control, floor, level)
-        if not moves:
-            word, reason, head = NOT_TESTABLE, LINES_DO_NOT_MOVE, not_testable(LINES_DO_NOT_MOVE, which)
+        still, which = _control_moves(a, b, control, floor, level)
+        if still:
+            word, reason, head = NOT_TESTABLE, still, not_testable(still, which)
         elif p_upper <= alpha and p_lower <= alpha:
             word = "agrees"
         elif p_of("greater", margin) <= alpha or p_of("less", -margin) <= alpha:

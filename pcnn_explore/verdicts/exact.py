@@ -25,6 +25,7 @@ from pcnn_explore.verdicts.statistics import (
     _SignFlip,
     _direction,
     _finite,
+    _in_range,
     _level,
     _noise,
     _values,
@@ -69,8 +70,11 @@ def _paired_by_seed(values_a: Mapping, values_b: Mapping) -> tuple[list, np.ndar
 
 
 def _snap_differences(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """a - b, each difference within the float noise of the values (1e-9 of the largest |value|) set to 0."""
-    d = a - b
+    """a - b, each difference within the float noise of the values (1e-9 of the largest |value|) set to 0;
+    ValueError when the differences overflow float64 or their magnitudes sum beyond
+    :data:`~pcnn_explore.verdicts.statistics.MAX_TOTAL`."""
+    with np.errstate(over="ignore"):
+        d = _in_range("values_a - values_b", a - b)
     return np.where(np.abs(d) <= _noise(a, b), 0.0, d)
 
 
@@ -166,7 +170,7 @@ def progress_verdict(values: Sequence[float], threshold: float, level: float = 0
     threshold = float(threshold)
     v = np.asarray(_values("values", values))
     alpha = (1.0 - level) / 2.0
-    test = _SignFlip(v, extra_scale=threshold)
+    test = _SignFlip(v, extra_scale=threshold, name="values")
     p, q = test.p("greater", threshold), test.p("less", threshold)
     needed = seeds_needed("sign_flip", level)
     word = _decide(p, q, min_p("sign_flip", v.size), alpha, v.size, needed)
@@ -192,10 +196,23 @@ def leaves_floor(values: Sequence[float], floor: float, level: float = 0.95) -> 
     return progress_verdict(values, floor, level).word == "agrees"
 
 
+def _binomial_term(j: int, n: int, theta: float) -> float:
+    """P(X = j) for X ~ Binomial(n, theta) in log space (lgamma), for n whose C(n, j) is beyond float64."""
+    if theta in (0.0, 1.0):
+        return float(j == (0 if theta == 0.0 else n))
+    return math.exp(math.lgamma(n + 1) - math.lgamma(j + 1) - math.lgamma(n - j + 1) + j * math.log(theta)
+                    + (n - j) * math.log1p(-theta))
+
+
 def _binomial_tail(k: int, n: int, theta: float, direction: str) -> float:
-    """P(X >= k) (``"greater"``) or P(X <= k) for X ~ Binomial(n, theta)."""
+    """P(X >= k) (``"greater"``) or P(X <= k) for X ~ Binomial(n, theta); any n (C(n, j) as a float while
+    it is one, about n <= 1029; beyond, each term in log space)."""
     ks = range(k, n + 1) if direction == "greater" else range(0, k + 1)
-    return float(min(1.0, math.fsum(math.comb(n, j) * theta ** j * (1.0 - theta) ** (n - j) for j in ks)))
+    try:
+        total = math.fsum(math.comb(n, j) * theta ** j * (1.0 - theta) ** (n - j) for j in ks)
+    except OverflowError:
+        total = math.fsum(_binomial_term(j, n, theta) for j in ks)
+    return float(min(1.0, total))
 
 
 def share_verdict(k: int, n: int, threshold: float, level: float = 0.95, claim: str = "share of seeds") -> Verdict:

@@ -16,6 +16,11 @@ Float noise is relative to the claim's own scale: a per-seed difference (or a su
 1e-9 of the largest of the values, the shift, the threshold or the margin counts as 0; there is no
 absolute floor, so 2^-45 against 0 is an effect like 2^-10.
 
+Every sum a test forms must be a float64: values whose magnitudes sum beyond :data:`MAX_TOTAL` (half
+the largest float64) are refused with a ValueError (rescale them, e.g. by a power of two, which leaves
+every p unchanged), so no p falls below :func:`min_p` and no interval of finite values has a NaN or
+infinite end for lack of range. :func:`min_p` works at any seed count (it underflows to 0 far out).
+
 The t distribution and :func:`t_interval` stay for display only: no verdict is decided by them.
 
 The distributions and intervals live in :mod:`pcnn_explore.verdicts.distributions` (importable from
@@ -28,6 +33,7 @@ from __future__ import annotations
 import functools
 import itertools
 import math
+import sys
 from fractions import Fraction
 from typing import Sequence
 
@@ -45,7 +51,7 @@ from pcnn_explore.verdicts.distributions import (  # the distributions and inter
     t_quantile,
 )
 
-__all__ = ["TESTS", "MAX_SIGN_FLIP_N", "MAX_SPLITS", "MC_DRAWS", "MC_SEED", "MIN_SEEDS", "incomplete_beta", "t_cdf", "t_quantile", "beta_quantile",
+__all__ = ["TESTS", "MAX_SIGN_FLIP_N", "MAX_SPLITS", "MC_DRAWS", "MC_SEED", "MIN_SEEDS", "MAX_TOTAL", "incomplete_beta", "t_cdf", "t_quantile", "beta_quantile",
            "t_interval", "shown_interval", "binomial_interval", "sign_flip_p", "sign_flip_interval", "permutation_p",
            "fisher_exact_p", "min_p", "seeds_needed", "monte_carlo_draws", "monte_carlo_error"]
 
@@ -67,6 +73,9 @@ MC_SEED = 20170614
 MIN_SEEDS = 6
 #: the tests :func:`min_p` and :func:`seeds_needed` know
 TESTS = ("sign_flip", "fisher", "permutation")
+#: the largest sum of per-seed magnitudes a test takes (half the largest float64, 8.99e307): every sum,
+#: difference of sums and interval end the tests form from such values is a finite float64
+MAX_TOTAL = sys.float_info.max / 2.0
 _REL_NOISE = 1e-9
 _CHUNK = 25_000
 
@@ -94,6 +103,22 @@ def _finite(name: str, values, least: int = 1) -> np.ndarray:
     if not np.all(np.isfinite(out)):
         raise ValueError(f"{name}: every per-seed value must be a finite number, got {tuple(out)}")
     return out
+
+
+def _in_range(name: str, values: np.ndarray) -> np.ndarray:
+    """``values`` (float64, in the values' units) when the sums a test forms of them stay float64: their
+    magnitudes (all finite) sum to at most :data:`MAX_TOTAL`; else ValueError naming them and the fix."""
+    fix = "rescale the values (dividing them all by a power of two leaves every p unchanged)"
+    over = np.count_nonzero(~np.isfinite(values))
+    if over:
+        raise ValueError(f"{name}: overflows float64 on {over} of {values.size} seeds; {fix}")
+    with np.errstate(over="ignore"):
+        total = float(np.sum(np.abs(values)))
+    if not total <= MAX_TOTAL:
+        raise ValueError(f"{name}: the magnitudes of the {values.size} per-seed values (largest "
+                         f"{float(np.max(np.abs(values))):.3g}) sum beyond {MAX_TOTAL:.3g}, out of float64's range "
+                         f"for the test's sums; {fix}")
+    return values
 
 
 def monte_carlo_draws(test: str, n_a: int, n_b: int | None = None) -> int:
@@ -153,10 +178,11 @@ def _flip_sets(d: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
 class _SignFlip:
     """The sign-flip test of one set of per-seed differences d, for any shift s: the statistic
     sum(e_i (d_i - s)) of a pattern e is >= the observed one exactly when the flipped seeds' d - s sum
-    to <= 0 (within the float noise), so p is a count over the patterns' (k, F)."""
+    to <= 0 (within the float noise), so p is a count over the patterns' (k, F). ValueError (naming
+    ``name``) when the magnitudes of d sum beyond :data:`MAX_TOTAL`."""
 
-    def __init__(self, d: np.ndarray, extra_scale: float = 0.0):
-        self.d = d
+    def __init__(self, d: np.ndarray, extra_scale: float = 0.0, name: str = "differences"):
+        self.d = _in_range(name, d)
         self.k, self.f, self.extra = _flip_sets(d)
         self.total = self.k.size + self.extra
         self.draws = 0 if self.extra == 0 else self.k.size
@@ -293,7 +319,7 @@ def _permutation_tester(a: np.ndarray, b: np.ndarray, extra_scale: float = 0.0):
     seeded Monte Carlo beyond :data:`MAX_SPLITS`); ``p_of.draws``: 0 when exact, else the draws;
     ``p_of.interval(level)``: the shifts neither one-sided test rejects (a split holding j of b's
     values moves by s j with the shift s, so each end is a quantile of (observed - sum) / j)."""
-    pool = np.concatenate((a, b))
+    pool = _in_range("values_a and values_b", np.concatenate((a, b)))
     sums, from_a, extra = _split_sums(pool, a.size)
     observed_sum, total = float(a.sum()), sums.size + extra
     gap, j = observed_sum - sums, (a.size - from_a).astype(np.float64)  # stat - obs = s j - gap
@@ -310,7 +336,7 @@ def _permutation_tester(a: np.ndarray, b: np.ndarray, extra_scale: float = 0.0):
         alpha = (1.0 - level) / 2.0
         moved = j > 0
         needed = math.floor(alpha * total) + 1 - extra - int(np.count_nonzero(~moved & (gap <= tie(0.0))))
-        if 1.0 / math.comb(pool.size, a.size) > alpha or 1.0 / total > alpha or needed <= 0 or needed > moved.sum():
+        if min_p("permutation", a.size, b.size) > alpha or 1.0 / total > alpha or needed <= 0 or needed > moved.sum():
             return -math.inf, math.inf
         t = tie(float(np.abs(pool).max(initial=0.0)))
         low = float(np.partition((gap[moved] - t) / j[moved], needed - 1)[needed - 1])
@@ -377,10 +403,11 @@ def min_p(test: str, n_a: int, n_b: int | None = None) -> float:
     """The smallest one-sided p ``test`` can give with these sample sizes: ``"sign_flip"`` over n_a
     paired seeds 2^-n_a (n_b None or n_a); ``"fisher"`` and ``"permutation"`` with n_a and n_b seeds
     (n_b None: n_a) the p of the most extreme table / split, 1 / C(n_a + n_b, n_a) (every other
-    attainable table has a hypergeometric probability >= that one).
+    attainable table has a hypergeometric probability >= that one). Any seed count: far out p
+    underflows to 0.0 (2^-1075 and below, e.g. 2000 paired seeds), nothing raises.
 
-    >>> min_p("sign_flip", 6), min_p("fisher", 4) == 1 / 70
-    (0.015625, True)
+    >>> min_p("sign_flip", 6), min_p("fisher", 4) == 1 / 70, min_p("fisher", 2000)
+    (0.015625, True, 0.0)
     """
     if test not in TESTS:
         raise ValueError(f"test must be one of {TESTS}, got {test!r}")
@@ -392,7 +419,11 @@ def min_p(test: str, n_a: int, n_b: int | None = None) -> float:
         if n_b != n_a:
             raise ValueError(f"the sign-flip test pairs seeds: n_b must be None or n_a ({n_a}), got {n_b}")
         return 2.0 ** -n_a
-    return 1.0 / math.comb(n_a + n_b, n_a)
+    splits = math.comb(n_a + n_b, n_a)
+    try:
+        return 1.0 / splits
+    except OverflowError:  # C(n_a + n_b, n_a) beyond float64 (515 seeds a line on): int / int, correctly rounded
+        return 1 / splits
 
 
 def seeds_needed(test: str, level: float = 0.95) -> int:

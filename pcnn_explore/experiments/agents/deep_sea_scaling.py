@@ -172,19 +172,35 @@ def run_into_store(s: DeepSeaStudySettings, variants: Sequence[StudyVariant], ou
     or ray), adding each finished run's log to the store (:func:`pcnn_explore.sweep.bsuite_store.keep`)
     as it finishes. Returns ``{"planned", "in_store_before", "ran", "kept", "wall_s"}``.
     Everything is checked before any run: the stop rule, one episode cap, bsuite's map, the store's
-    record (ValueError)."""
-    import time
-
-    from pcnn_explore.envs.deep_sea import deep_sea_size
-    from pcnn_explore.experiments.agents.agent_runs import run_specs
+    record: cap, profiles and settings (ValueError naming each difference), and that no other process
+    holds the store (RunError naming its PID; the store is held until this returns)."""
     from pcnn_explore.experiments.agents.deep_sea_study import study_specs
+    from pcnn_explore.run.config import TrainConfig
     from pcnn_explore.sweep import bsuite_store
 
     _check_stops_when_solved(s)
     cap = _store_cap(s)
     profile = s.train_profile or s.profile
-    bsuite_store.check_manifest(store, {v.key: profile for v in variants}, cap)
     specs = study_specs(s, variants, Path(output_dir) / "runs")
+    settings = {sp.key: bsuite_store.result_settings(TrainConfig.preset(sp.profile, env=sp.env, seed=sp.seed,
+                                                                        steps=sp.steps, **sp.config_fields()).to_dict(),
+                                                     sp.key) for sp in specs}
+    lock = bsuite_store.StoreLock(store).acquire()  # the store is this call's until it returns
+    try:
+        bsuite_store.adopt(store)
+        bsuite_store.check_manifest(store, {v.key: profile for v in variants}, cap, settings)
+        return _run_into_store(specs, s.workers, store, cap, profile, progress)
+    finally:
+        lock.release()
+
+
+def _run_into_store(specs, workers: int, store, cap: int, profile: str, progress: bool) -> dict:
+    import time
+
+    from pcnn_explore.envs.deep_sea import deep_sea_size
+    from pcnn_explore.experiments.agents.agent_runs import run_specs
+    from pcnn_explore.sweep import bsuite_store
+
     keys = [(sp.key, sp.seed, int(deep_sea_size(sp.env))) for sp in specs]
     todo = [(specs[i], keys[i]) for i in bsuite_store.pending(keys, store, cap)]
     start, kept = time.monotonic(), set()
@@ -195,7 +211,7 @@ def run_into_store(s: DeepSeaStudySettings, variants: Sequence[StudyVariant], ou
             kept.add(i)
 
     try:  # each log as its run finishes (a process killed later loses none)
-        run_specs([sp for sp, _ in todo], s.workers, progress=progress, on_done=keep)
+        run_specs([sp for sp, _ in todo], workers, progress=progress, on_done=keep)
     finally:  # the runs read back from their folders, and those left on an interruption
         for i in range(len(todo)):
             if i not in kept:
@@ -207,8 +223,10 @@ def run_into_store(s: DeepSeaStudySettings, variants: Sequence[StudyVariant], ou
 def read_store(s: DeepSeaStudySettings, variants: Sequence[StudyVariant], store: str | os.PathLike) -> dict:
     """What ``store`` holds of :func:`plan`: ``{"rows" (:func:`pcnn_explore.sweep.bsuite_store.scaling_rows`,
     in the plan's order), "caps", "labels", "source", "part", "done", "planned", "sizes_done"
-    ({line: sizes with every seed's log})}``; ``part`` is "whole protocol" only where the store holds
-    every run of a whole-protocol plan, else it says how much it holds."""
+    ({line: sizes with every seed's log}), "settings_differ" ({line: {setting: {"named line", "runs"}}}
+    for a line whose runs took settings other than the named line's; its label names them)}``; ``part``
+    is "whole protocol" only where the store holds every run of a whole-protocol plan, else it says how
+    much it holds."""
     from pcnn_explore.sweep import bsuite_store
 
     cap = _store_cap(s)
@@ -223,9 +241,13 @@ def read_store(s: DeepSeaStudySettings, variants: Sequence[StudyVariant], store:
     part = protocol_part(s)
     if len(rows) < len(keys):
         part = f"partial protocol: {len(rows)} of {len(keys)} runs of the {part} in the store"
-    return {"rows": rows, "caps": {n: cap for n in s.sizes}, "labels": {v.key: v.display for v in variants},
+    differ = {k: d for k, d in bsuite_store.named_line_differences(store).items() if k in {v.key for v in variants}}
+    return {"rows": rows, "caps": {n: cap for n in s.sizes},
+            "labels": {v.key: bsuite_store.label_with_differences(v.display, differ.get(v.key)) for v in variants},
             "source": f"bsuite logs in {store}", "part": part, "done": len(rows), "planned": len(keys),
-            "sizes_done": sizes_done}
+            "sizes_done": sizes_done,
+            "settings_differ": {k: {name: {"named line": a, "runs": b} for name, (a, b) in d.items()}
+                                for k, d in differ.items()}}
 
 
 #: the store's folder in the notebook's output folder (the report's ``14_deep_sea_scaling/protocol``)
@@ -253,6 +275,8 @@ def whole_protocol(store: str | os.PathLike) -> dict | None:
     summary = summarise(data["rows"], data["caps"], data["labels"])
     for key, x in summary.items():
         x["protocol_score"] = protocol_score([r for r in data["rows"] if r["variant"] == key], s.seeds, s.sizes)
+        if key in data["settings_differ"]:  # (a line run with settings other than the named line's)
+            x["settings_differ"] = data["settings_differ"][key]
     return {"part": data["part"], "source": data["source"], "done": data["done"], "planned": data["planned"],
             "sizes_done": data["sizes_done"], "rows": data["rows"], "lines": summary}
 
