@@ -283,12 +283,15 @@ def whole_protocol(store: str | os.PathLike) -> dict | None:
 
 def decisions(whole: Mapping | None) -> list[Decision]:
     """Notebook 14's claims (:mod:`pcnn_explore.study.preregistered.deep_sea_scaling`) decided on the whole
-    protocol as far as it is in (:func:`whole_protocol`; None: not run, each claim not testable): the kit's
+    protocol as far as it is in (:func:`whole_protocol`; None: not run, each claim not testable; a line
+    whose runs differ from its named line in some setting is named with them): the kit's
     per-seed score, sizes not yet run counted as not solved, against the other line's, counted as solved,
     paired by seed (:func:`pcnn_explore.study.decide`)."""
     s = settings("paper")
     held = (whole or {}).get("lines") or {}
     labels = {v.key: v.label for v in lines("paper")}
+    # (a line run with settings other than its named line's is named so, with them: 14's claims say it)
+    labels.update({k: x["label"] for k, x in held.items() if x.get("settings_differ")})
     out = []
     for claim in pre.claims(labels, s.seeds, s.sizes):
         kit, other = (held.get(k, {}).get("protocol_score") for k in claim.lines)
