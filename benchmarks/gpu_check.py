@@ -11,12 +11,13 @@ Density model (the proofs of the CPU tests, repeated on the GPU):
   100 online updates, in float32 to 1e-5 on the first update (online RMSProp amplifies float32
   rounding differences chaotically, so later float32 differences are printed only).
 CUDA graphs (each compared with the eager path on the same device, seed and inputs):
-- PixelCNN: log rho and log rho' of 200 online updates for each learning-rate schedule; n and the
+- PixelCNN: log rho and log rho' of 200 online updates for each learning-rate schedule, under each
+  optimizer reading (tf1, the paper's; torch: the learning rate stays a tensor in both); n and the
   learning rate count real updates only; then a state_dict round trip (resume) into a fresh
   graphed model, a fresh eager model and the graphed model itself: 100 more updates agree;
 - PixelCNN updated in a worker thread on its own stream (as ``train`` does) while the main
   thread runs graphed DQN steps;
-- DQN: losses and weights of 50 steps on the same batches, RMSProp and Adam, device-resident
+- DQN: losses and weights of 50 steps on the same batches, RMSProp (DQN 3.0's and torch's) and Adam, device-resident
   and host replay, target synced every 10 steps, then ``load_state_dict`` (resume) and 25 more;
   with deterministic cuDNN algorithms, so that the eager step reproduces itself (also checked).
 Every graph comparison expects identical bits (it fails above a relative difference of 1e-6).
@@ -49,6 +50,7 @@ from pcnn_explore.agents.dqn import DQNAgent  # noqa: E402
 from pcnn_explore.agents.replay import ReplayBuffer  # noqa: E402
 from pcnn_explore.density import PixelCNNDensity, all_images  # noqa: E402
 from pcnn_explore.density.pixelcnn import LR_SCHEDULES, causal_offsets, learning_rate  # noqa: E402
+from pcnn_explore.names import DENSITY_OPTIMIZERS  # noqa: E402
 
 OBS = (4, 84, 84)
 
@@ -80,13 +82,15 @@ def rel_diff(a, b) -> float:
 
 
 # ------------------------------------------------------------------------------------ PixelCNN
-def pixelcnn_graph_vs_eager(frames, device, schedule: str, graph: bool = True, lr: float = 1e-3) -> dict:
-    """Graphed (``graph``) against eager PixelCNN updates on ``frames``; then resume both ways.
+def pixelcnn_graph_vs_eager(frames, device, schedule: str, graph: bool = True, lr: float = 1e-3,
+                            rmsprop: str = "tf1") -> dict:
+    """Graphed (``graph``) against eager PixelCNN updates on ``frames`` under the optimizer reading
+    ``rmsprop``; then resume both ways.
 
     Returns max relative differences of (log rho, log rho') and whether the counters are right.
     """
     n_first = len(frames) * 2 // 3
-    kw = dict(device=device, seed=1, lr=lr, lr_schedule=schedule)
+    kw = dict(device=device, seed=1, lr=lr, lr_schedule=schedule, rmsprop=rmsprop)
     eager, graphed = PixelCNNDensity(cuda_graph=False, **kw), PixelCNNDensity(cuda_graph=graph, **kw)
     a = [eager.update(f) for f in frames[:n_first]]
     b = [graphed.update(f) for f in frames[:n_first]]
@@ -144,23 +148,26 @@ def filled_replay(device, device_replay: bool, n: int = 600, capacity: int = 200
     return replay
 
 
-def dqn_setup(device, optimizer: str, device_replay: bool, graph, seed: int = 0, n_batches: int = 50):
+def dqn_setup(device, optimizer: str, device_replay: bool, graph, seed: int = 0, n_batches: int = 50,
+              rmsprop: str = "dqn3"):
     torch.manual_seed(seed)
-    agent = DQNAgent(OBS, 6, gamma=0.99, mmc_beta=0.1, optimizer=optimizer, lr=1e-4, device=device, cuda_graph=graph)
+    agent = DQNAgent(OBS, 6, gamma=0.99, mmc_beta=0.1, optimizer=optimizer, lr=1e-4, device=device, cuda_graph=graph,
+                     rmsprop=rmsprop)
     replay = filled_replay(device, device_replay, seed=seed)
     rng = np.random.default_rng(seed)
     return agent, replay, [replay.sample(32, rng) for _ in range(n_batches)]
 
 
-def dqn_graph_vs_eager(device, optimizer: str, device_replay: bool, graph: bool = True, steps: int = 50) -> dict:
+def dqn_graph_vs_eager(device, optimizer: str, device_replay: bool, graph: bool = True, steps: int = 50,
+                       rmsprop: str = "dqn3") -> dict:
     """Losses and weights of a graphed and an eager agent on the same batches; then resume.
 
     Max relative differences: of the losses, and of each weight tensor (relative to its largest
     weight). On CUDA, cuDNN must be deterministic (:func:`main` sets it) for the eager step itself
     to give the same bits twice.
     """
-    eager, _, batches = dqn_setup(device, optimizer, device_replay, False)
-    graphed, _, _ = dqn_setup(device, optimizer, device_replay, graph)
+    eager, _, batches = dqn_setup(device, optimizer, device_replay, False, rmsprop=rmsprop)
+    graphed, _, _ = dqn_setup(device, optimizer, device_replay, graph, rmsprop=rmsprop)
 
     def run(agent, todo):
         losses = []
@@ -174,7 +181,7 @@ def dqn_graph_vs_eager(device, optimizer: str, device_replay: bool, graph: bool 
     la, lb = run(eager, first), run(graphed, first)
     out = {"losses": rel_diff(la, lb), "weights": _weight_diff(eager, graphed)}
     state = copy.deepcopy(eager.state_dict())
-    fresh, _, _ = dqn_setup(device, optimizer, device_replay, graph, seed=9)
+    fresh, _, _ = dqn_setup(device, optimizer, device_replay, graph, seed=9, rmsprop=rmsprop)
     more = [(i, batches[i % len(batches)]) for i in range(steps, steps + steps // 2)]
     ref = run(eager, more)
     for name, agent in (("resume: fresh graphed", fresh), ("resume: same graphed", graphed)):
@@ -274,13 +281,14 @@ def graph_checks(dev, frames, failures: list, tol: float = 1e-6) -> None:
         print(f"  {name}: " + ("" if value is None else f"{value:.2e} -> ") + ("ok" if ok else "FAIL"))
         ok or failures.append(name)
 
-    for schedule in LR_SCHEDULES:
-        r = pixelcnn_graph_vs_eager(frames[:300], dev, schedule)
-        print(f"PixelCNN graphed vs eager, lr schedule {schedule!r}, 200 updates then 100 after resume "
-              f"(max relative difference; bit-identical: {r.pop('exact')}):")
-        verdict(f"{schedule}: n and lr count real updates", None, r.pop("counts"))
-        for k, v in r.items():
-            verdict(f"{schedule}: {k}", v)
+    for rmsprop in DENSITY_OPTIMIZERS:
+        for schedule in LR_SCHEDULES:
+            r = pixelcnn_graph_vs_eager(frames[:300], dev, schedule, rmsprop=rmsprop)
+            print(f"PixelCNN graphed vs eager, {rmsprop} reading, lr schedule {schedule!r}, 200 updates then 100 "
+                  f"after resume (max relative difference; bit-identical: {r.pop('exact')}):")
+            verdict(f"{rmsprop}, {schedule}: n and lr count real updates", None, r.pop("counts"))
+            for k, v in r.items():
+                verdict(f"{rmsprop}, {schedule}: {k}", v)
     print("PixelCNN graphed in a worker thread while the main thread runs graphed DQN steps:")
     verdict("thread vs eager, 200 updates", pixelcnn_in_a_thread(frames[:200], dev))
     # deterministic convolution algorithms: an eager DQN step gives the same bits twice (checked)
@@ -290,13 +298,14 @@ def graph_checks(dev, frames, failures: list, tol: float = 1e-6) -> None:
     print("DQN eager vs eager (the reference reproduces itself bit for bit):")
     for k, v in r.items():
         verdict(f"eager twice: {k}", v, v == 0.0)
-    for optimizer in ("rmsprop", "adam"):
+    for optimizer, rmsprop in (("rmsprop", "dqn3"), ("rmsprop", "torch"), ("adam", "dqn3")):
+        name = f"rmsprop ({rmsprop})" if optimizer == "rmsprop" else optimizer
         for device_replay in (True, False):
             where = "device replay" if device_replay else "host replay"
-            r = dqn_graph_vs_eager(dev, optimizer, device_replay)
-            print(f"DQN graphed vs eager, {optimizer}, {where}, 50 steps then 25 after resume (max relative difference):")
+            r = dqn_graph_vs_eager(dev, optimizer, device_replay, rmsprop=rmsprop)
+            print(f"DQN graphed vs eager, {name}, {where}, 50 steps then 25 after resume (max relative difference):")
             for k, v in r.items():
-                verdict(f"{optimizer}, {where}: {k}", v)
+                verdict(f"{name}, {where}: {k}", v)
     torch.backends.cudnn.deterministic, torch.backends.cudnn.benchmark = settings
 
 

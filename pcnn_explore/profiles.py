@@ -3,8 +3,8 @@
 - ``smoke``: seconds, for tests and CI. Numbers are plumbing checks, not results.
 - ``study``: sized to answer, on 2 CPU cores: a budget of about 45 minutes for each agent notebook
   (07-10, 12, 13), whose sizes, episode caps and seeds a pilot chose for a power of 0.8 at each
-  claim's smallest effect of interest (:mod:`pcnn_explore.experiments.agents.pilot`,
-  :mod:`pcnn_explore.experiments.agents.preregistered`); the density notebooks seconds to minutes
+  claim's smallest effect of interest (:mod:`pcnn_explore.study.power`,
+  :mod:`pcnn_explore.study.preregistered.deep_sea`); the density notebooks seconds to minutes
   each (measured times: docs/study-report/README.md).
 - ``paper``: the paper's budgets (frames, seeds), meant for a GPU.
 

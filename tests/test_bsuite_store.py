@@ -241,11 +241,15 @@ def test_the_rerendered_report_reads_14s_whole_protocol_again_from_its_committed
     from pcnn_explore.report import index
     from pcnn_explore.report.rerender import rerender
 
+    from pcnn_explore.experiments.agents import deep_sea_scaling as dss
+    from pcnn_explore.study import metrics_record
+
     out, nb = tmp_path / "report", tmp_path / "report" / "14_deep_sea_scaling"
     nb.mkdir(parents=True)
     line = {"score_mean": 0.5, "score_interval": [0.0, 1.0], "seeds": [401, 402]}
     study = {"profile": "study", "protocol": {"part": "partial protocol", "sizes": [10]},
-             "lines": {"paper_cts": {"label": "DQN-CTS", **line}, "dqn": {"label": "DQN", **line}}}
+             "lines": {"paper_cts": {"label": "DQN-CTS", **line}, "dqn": {"label": "DQN", **line}},
+             **metrics_record(dss.decisions(None))}  # a study run with no store: its claims not testable
     (nb / "metrics.json").write_text(json.dumps(study))
     (out / index.RECORDS).write_text(json.dumps({"profile": "study", "notebooks": [
         {"name": "14_deep_sea_scaling", "status": "ok", "seconds": 1.0, "error": None, "failed_cell": None,
@@ -267,29 +271,41 @@ def test_the_rerendered_report_reads_14s_whole_protocol_again_from_its_committed
     page = (out / "index.html").read_text()
     assert "6 of 504 runs in: DQN-CTS + all the kit's additions (kit) between 0.05 and 1.00 [0.05, 1.00] (1 of 21" in page
     assert "deep_sea_whole_protocol.png" in page and "largest N solved 10, 10, 10, 10, 10, 10" in page
+    # the claims decided again from the logs: the kit's line alone is in, so none is testable yet
+    assert [(c["name"], c["word"], c["values"]) for c in m["claims"]] == [
+        ("kit against dqn", "not testable", []), ("kit against paper_cts", "not testable", []),
+        ("kit against paper_cts_horizon", "not testable", [])]
     before = (nb / "metrics.json").read_text()
     rerender(out)
     assert (nb / "metrics.json").read_text() == before
 
 
-def test_the_kit_against_another_line_over_the_whole_protocol_by_hand():
-    """Paired by seed: bounds of each seed's difference while sizes are missing; 'higher' only when every
-    one of 6 seeds differs upward (the exact interval at n = 6 is [min, max])."""
-    from pcnn_explore.experiments.agents.deep_sea_summary import protocol_difference
+def test_the_kit_against_each_other_line_over_the_whole_protocol_by_hand():
+    """14's claims, paired by seed: the kit's per-seed score, sizes not yet run counted as not solved,
+    against the other line's, counted as solved; 'agrees' only when every one of 6 seeds differs upward
+    (the exact interval at n = 6 is [min, max], one-sided p = 1/64)."""
+    from pcnn_explore.experiments.agents import deep_sea_scaling as dss
 
-    def score(lower, upper=None):
-        return {"per_seed_lower": lower, "per_seed_upper": upper or lower}
+    def line(lower, upper=None):
+        return {"protocol_score": {"per_seed_lower": lower, "per_seed_upper": upper or lower}}
 
-    kit = score([0.9, 0.9, 0.8, 1.0, 0.9, 0.9])
-    d = protocol_difference(kit, score([0.1] * 6))
-    assert d["per_seed_low"] == d["per_seed_high"] == pytest.approx([0.8, 0.8, 0.7, 0.9, 0.8, 0.8])
-    assert d["interval"] == [pytest.approx(0.7, abs=1e-6), pytest.approx(0.9, abs=1e-6)] and d["reading"] == "higher"
-    # one seed of the other line could still reach 0.85 with its sizes to run: the kit's 0.8 no longer clears it
-    open_other = protocol_difference(kit, score([0.1] * 6, [0.1, 0.1, 0.85, 0.1, 0.1, 0.1]))
-    assert open_other["per_seed_low"][2] == pytest.approx(-0.05) and open_other["reading"] == "undecided"
-    assert protocol_difference(score([0.1] * 6), kit)["reading"] == "lower"
-    with pytest.raises(ValueError, match="pairs seeds"):
-        protocol_difference(kit, score([0.1] * 5))
+    kit = line([0.9, 0.9, 0.8, 1.0, 0.9, 0.9])
+    whole = {"lines": {"kit": kit, "dqn": line([0.1] * 6), "paper_cts": line([0.1] * 6, [0.1, 0.1, 0.85, 0.1, 0.1, 0.1]),
+                       "paper_cts_horizon": line([0.95] * 6)}}
+    dqn, cts, horizon = dss.decisions(whole)
+    assert [d.name for d in (dqn, cts, horizon)] == ["kit against dqn", "kit against paper_cts",
+                                                     "kit against paper_cts_horizon"]
+    assert (dqn.word, dqn.p, dqn.n) == ("agrees", 1 / 64, 6) and dqn.estimate == pytest.approx(0.8)
+    assert dqn.interval == (pytest.approx(0.7, abs=1e-6), pytest.approx(0.9, abs=1e-6))
+    assert dqn.seeds == (701, 702, 703, 704, 705, 706) and dqn.values == (0.9, 0.9, 0.8, 1.0, 0.9, 0.9)
+    # one seed of the other line could still reach 0.85 with its sizes to run: the kit's 0.8 no longer clears
+    # it, the differences 0.8, 0.8, -0.05, 0.9, 0.8, 0.8: the flips at least as large are the all-plus one and
+    # the one that flips -0.05 alone, p = 2/64 > 0.025
+    assert cts.values_b[2] == 0.85 and cts.word == "inconclusive" and cts.p == 2 / 64
+    # the other line above the kit's on every seed: no agreement
+    assert horizon.word != "agrees" and horizon.estimate == pytest.approx(-0.05)
+    # no whole protocol: each claim not testable, too few seeds at this profile
+    assert [d.word for d in dss.decisions(None)] == ["not testable"] * 3
 
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -316,5 +332,8 @@ def test_the_shipped_whole_protocol_is_complete_and_every_score_quoted_is_what_i
         assert shipped["lines"][key]["protocol_score"] == p, key
         assert shipped["lines"][key]["largest_n_solved"] == line["largest_n_solved"], key
         assert all(protocol_score_text(p) in " ".join(r.split()) for r in readmes), key
-    for key, d in whole["kit_against"].items():
-        assert d["reading"] == shipped["kit_against"][key]["reading"] == "higher", key
+    # 14's claims in its shipped record are what the logs give: the kit's line higher than each other line
+    from pcnn_explore.study import decisions_of
+
+    claims = decisions_of(json.loads((SHIPPED_STORE.parent / "metrics.json").read_text()))
+    assert claims == dss.decisions(whole) and [d.word for d in claims] == ["agrees"] * 3

@@ -8,8 +8,8 @@ import re
 
 import pytest
 
-from pcnn_explore.experiments.agents import reactor_claims, reactor_lines
-from pcnn_explore.experiments.agents.preregistered import PLANS, RUN_WITH_CTS
+from pcnn_explore.experiments.agents import reactor_lines, reactor_study
+from pcnn_explore.study.preregistered.deep_sea import PLANS, RUN_WITH_CTS
 from pcnn_explore.resources import notebooks_dir
 from pcnn_explore.run.lines import LINES
 
@@ -27,11 +27,11 @@ def _texts():
         yield f"line {key}", v.display
     for key, v in reactor_lines.LINES.items():
         yield f"reactor line {key}", v.display
-    for c in reactor_claims.CLAIMS:
+    for c in reactor_study.CLAIMS:
         yield f"reactor claim {c.name}", c.sentence
         yield f"reactor claim {c.name} paper", c.paper
         yield f"reactor claim {c.name} note", c.note
-    for key, v in reactor_claims.PAPER.items():
+    for key, v in reactor_study.PAPER.items():
         if isinstance(v, str):
             yield f"reactor PAPER {key}", v
 
@@ -49,7 +49,7 @@ def test_the_labels_name_the_bonus_scale_and_the_mmc_mix():
         "does the CTS verdict hold with the bonus scale 10 times the declared 0.05?")
     assert PLANS["07"].claim("kit_mmc_helps").sentence == ("does the kit's addition (MMC mix 0.5) score higher on DeepSea "
                                                            "than the paper's CTS line?")  # its quantity, no one size
-    assert "the MMC mix of DQN-CTS" in next(c for c in reactor_claims.CLAIMS if c.name == "traces_cut").sentence
+    assert "the MMC mix of DQN-CTS" in next(c for c in reactor_study.CLAIMS if c.name == "traces_cut").sentence
 
 
 @pytest.mark.parametrize("name", ["02_episode_start_spikes", "04_samples", "07_dqn_pixelcnn", "08_mmc_ablation",
@@ -72,9 +72,9 @@ def test_09_and_13_say_they_run_cts_where_the_paper_ran_pixelcnn():
     assert RUN_WITH_CTS in plan.scope
     # (a claim the pilot could not power says so first: "needs 88 per line, ...; run with CTS ...")
     assert all(c.note.endswith(RUN_WITH_CTS) for c in plan.claims if c.kind == "paper")
-    paper = [c for c in reactor_claims.CLAIMS if c.kind == "paper"]
+    paper = [c for c in reactor_study.CLAIMS if c.kind == "paper"]
     assert paper and all(c.note == RUN_WITH_CTS for c in paper)
-    assert "run with CTS where the paper ran PixelCNN" in reactor_claims.PAPER["verdict"]
+    assert "run with CTS where the paper ran PixelCNN" in reactor_study.PAPER["verdict"]
 
 
 def test_07s_pixelcnn_beats_cts_is_not_testable_on_this_task():

@@ -138,12 +138,14 @@ def test_the_back_fill_table_gives_each_later_setting_its_old_value():
     deep = {"env": "DeepSea-5-v0", "bonus": "cts"}
     filled, named = backfill(deep)
     assert named == {"pg_scale": 0.1, "pg_schedule": "inverse_sqrt", "bonus_scale": 1.0, "novelty_epsilon": 0.0,
-                     "mapping_seed": 0, "mapping_rule": "kit_v1", "learn_step": "torch"}
+                     "mapping_seed": 0, "mapping_rule": "kit_v1", "learn_step": "torch", "density_optimizer": "torch",
+                     "rmsprop": "torch"}
     assert filled == {**deep, **named} and deep == {"env": "DeepSea-5-v0", "bonus": "cts"}  # not changed
     assert backfill({"env": "MiniGrid-Empty-5x5-v0"})[1]["mapping_rule"] is None
     assert backfill({"env": "ALE/Pong-v5"})[1]["mapping_seed"] is None
     assert backfill({"env": "DeepSea-5-v0", "mapping_rule": "bsuite", "bonus_scale": 0.05})[1] == {
-        "pg_scale": 0.1, "pg_schedule": "inverse_sqrt", "novelty_epsilon": 0.0, "mapping_seed": 0, "learn_step": "torch"}
+        "pg_scale": 0.1, "pg_schedule": "inverse_sqrt", "novelty_epsilon": 0.0, "mapping_seed": 0, "learn_step": "torch",
+        "density_optimizer": "torch", "rmsprop": "torch"}
     assert set(SETTINGS_SINCE) <= set(TrainConfig.__dataclass_fields__)
 
 

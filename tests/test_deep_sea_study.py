@@ -1,5 +1,6 @@
-"""The deep-sea agent study (pcnn_explore.experiments.agents.deep_sea_study) and the claims' verdict rules
-(deep_sea_claims) on hand-made logs and per-seed values, each checked against numbers worked by hand."""
+"""The deep-sea agent study (pcnn_explore.experiments.agents.deep_sea_study) and its claims decided by the
+study layer (deep_sea_claims.decisions, pcnn_explore.study.decide) on hand-made logs and per-seed values,
+each checked against numbers worked by hand."""
 from __future__ import annotations
 
 import math
@@ -11,6 +12,8 @@ import pytest
 from pcnn_explore.experiments.agents import deep_sea_claims as claims
 from pcnn_explore.experiments.agents import deep_sea_study as study
 from pcnn_explore.run.log import LOG_COLUMNS
+from pcnn_explore.study import Claim, notebook_words
+from pcnn_explore.study.preregistered import deep_sea as preregistered
 
 
 def _log(folder: Path, size: int, found: list[bool], cells: list[int], cut: bool = False) -> None:
@@ -126,7 +129,7 @@ def test_bad_settings_are_rejected_before_any_run(tmp_path, bad, match):
 
 
 def test_study_presets():
-    from pcnn_explore.experiments.agents import preregistered as pre
+    pre = preregistered
 
     # the study preset is the pilot's design (07's): verdict seeds 701 and up, each its own mapping, runs ending
     # once solved; STUDY_SEEDS are the seen seeds 401-410 that notebook 14's bsuite score keeps (no verdict)
@@ -137,8 +140,8 @@ def test_study_presets():
     assert study.STUDY_SEEDS == pre.PILOT_SEEDS == tuple(range(401, 411))
     assert study.settings_of("smoke", seed=5, n_seeds=2).seeds == (5, 6)
     assert study.settings_of("study", sizes=(10, 14), episodes=(1000, 800)).episode_cap(14) == 800
-    assert study.random_finds_within(10, 1) == 2 ** -10
-    assert study.random_finds_within(14, 1000) == pytest.approx(1 - (1 - 2 ** -14) ** 1000)
+    assert pre.random_finds_within(10, 1) == 2 ** -10
+    assert pre.random_finds_within(14, 1000) == pytest.approx(1 - (1 - 2 ** -14) ** 1000)
 
 
 # ----------------------------------------------------------------- lines, the fixed plan, the claims
@@ -170,27 +173,34 @@ def test_the_papers_lines_state_the_papers_method():
         lines.line("paper_cts_tuned")
 
 
+def _claim(kind, lines, name="x"):
+    return Claim("07_dqn_pixelcnn", name, kind, "", "fisher", quantity="solved", lines=lines)
+
+
 def test_a_paper_claim_never_compares_a_kit_line_or_two_exploration_rules():
-    from pcnn_explore.experiments.agents import lines, preregistered
+    from pcnn_explore.experiments.agents import lines
 
     by_key = lines.LINES
-    claims.check_claim(preregistered.Claim("x", "paper", "", ("paper_cts", "dqn"), "solved", "fisher"), by_key)
+    claims.check_claim(_claim("paper", ("paper_cts", "dqn")), by_key)
     with pytest.raises(ValueError, match="kit verdict"):
-        claims.check_claim(preregistered.Claim("x", "paper", "", ("kit", "dqn"), "solved", "fisher"), by_key)
+        claims.check_claim(_claim("paper", ("kit", "dqn")), by_key)
     # a baseline given the kit's novelty-scaled epsilon is no longer the paper's comparison
     novelty_dqn = study.study_variant("dqn", "dqn", kind="baseline", novelty_epsilon=1.0)
     with pytest.raises(ValueError, match="different exploration rules"):
-        claims.check_claim(preregistered.Claim("x", "paper", "", ("paper_cts", "dqn"), "solved", "fisher"),
-                           {**by_key, "dqn": novelty_dqn})
+        claims.check_claim(_claim("paper", ("paper_cts", "dqn")), {**by_key, "dqn": novelty_dqn})
     # the same comparison as a kit claim is allowed
-    claims.check_claim(preregistered.Claim("x", "kit", "", ("kit", "dqn"), "solved", "fisher"), by_key)
+    claims.check_claim(_claim("kit", ("kit", "dqn")), by_key)
     with pytest.raises(ValueError, match="does not run"):
-        claims.check_claim(preregistered.Claim("x", "kit", "", ("kit", "none"), "solved", "fisher"), by_key)
+        claims.check_claim(_claim("kit", ("kit", "none")), by_key)
+    # a claim decided under the second reading of the bonus scale too: its horizon line must run as well
+    with pytest.raises(ValueError, match="paper_cts_horizon"):
+        claims.check_claim(_claim("paper", ("paper_cts", "dqn"), "cts_bonus_explores"),
+                           {k: v for k, v in by_key.items() if k != "paper_cts_horizon"})
 
 
 def test_the_fixed_plans_hold_together():
     from pcnn_explore.experiments.agents import deep_sea_figures as dsf
-    from pcnn_explore.experiments.agents import lines, preregistered
+    from pcnn_explore.experiments.agents import lines
 
     assert not set(preregistered.VERDICT_SEEDS) & set(preregistered.TUNING_SEEDS)
     assert preregistered.VERDICT_MAPPING not in preregistered.TUNING_MAPPINGS
@@ -202,14 +212,22 @@ def test_the_fixed_plans_hold_together():
         assert any(c.kind == "paper" for c in p.claims)
         for c in p.claims:  # a claim the budget cannot run is declared not testable, its lines left out
             assert set(c.lines) <= set(keys) or c.test == "not_testable"
+            # each claim carries its notebook, the paper's sentence, its figure and the plan's design
+            assert c.notebook == preregistered.NOTEBOOKS[p.notebook] and (c.paper, c.where) == (p.paper, p.figure)
+            assert (c.design.seeds, c.design.sizes) == (p.seeds, p.sizes)
+            # the claims the pilot sized declare their smallest effect of interest; no other claim has one
+            power = preregistered.POWER.get(c.name)
+            assert c.design.smallest_effect == (power["effect_of_interest"] if power else None)
             if c.kind == "paper":
                 assert all(lines.line(k).kind != "kit" for k in c.lines)
         assert "Claims:" in dsf.describe_plan(figure)
     # Fig. 12's scales are c n^-1/2, the paper's form, and c held constant is a kit line
     assert dict(lines.line("c10").overrides)["pg_schedule"] == "inverse_sqrt"
     assert dsf.plan("fig12").claim("constant_c_helps").kind == "kit"
-    with pytest.raises(ValueError, match="an equivalence test needs a margin"):
-        preregistered.Claim("x", "paper", "", ("a", "b"), "solved", "equivalence")
+    with pytest.raises(ValueError, match="an equivalence test needs a positive margin"):
+        preregistered._claim("x", "paper", "", ("a", "b"), "score", "sign_flip_tost")
+    with pytest.raises(ValueError, match="quantity must be one of"):
+        preregistered._claim("x", "paper", "", ("a", "b"), "bsuite score", "sign_flip")
 
 
 def test_the_study_profile_refuses_tuning_seeds_and_too_few_seeds_before_training(tmp_path):
@@ -263,33 +281,44 @@ def test_fig5_the_paper_verdict_is_the_papers_lines_only(tmp_path):
     # the paper's CTS line solves on 10 of 10 seeds under both bonus-scale readings, DQN on none; the kit's line always
     s = _figure_study(tmp_path, "fig5", {"paper_cts": [LEARNT] * 10, "paper_cts_horizon": [LEARNT] * 10,
                                          "kit": [LEARNT] * 10})
-    d = dsf.decide("fig5", s)
-    c = d["claims"]["cts_bonus_explores"]
+    decided = dsf.decide("fig5", s)
+    d = {x.name: x for x in decided}
+    c = d["cts_bonus_explores"]
     # the deep-sea score 1 against 0 on every seed, paired: the sign-flip p is 2^-10, under either reading
-    assert c["verdict"] == "agrees" and c["p_value"] == pytest.approx(2 ** -10)
-    assert c["kind"] == "paper" and c["lines"] == ["paper_cts", "dqn"] and c["test"] == "sign_flip"
-    assert c["readings"]["horizon bonus scale"]["verdict"] == "agrees"
+    assert c.word == "agrees" and c.p == pytest.approx(2 ** -10)
+    assert c.kind == "paper" and c.claim.lines == ("paper_cts", "dqn") and c.test == "sign_flip"
+    assert c.values == (1.0,) * 10 and c.values_b == (0.0,) * 10 and c.seeds == tuple(range(401, 411))
+    assert [(k, r.word) for k, r in c.readings] == [("bonus scale 0.05", "agrees"), ("horizon bonus scale", "agrees")]
+    assert dict(c.readings)["horizon bonus scale"].claim.lines == ("paper_cts_horizon", "dqn")
     # the pilot could not power the PixelCNN claim within the budget: declared not testable before the runs
-    px = d["claims"]["pixelcnn_bonus_explores"]
-    assert px["verdict"] == "not testable" and px["sentence"].startswith("not testable: too few seeds at this profile (needs")
+    px = d["pixelcnn_bonus_explores"]
+    assert px.word == "not testable" and px.sentence.startswith("not testable: too few seeds at this profile (needs")
     # "DQN-PixelCNN beats DQN-CTS" is not testable on DeepSea whatever the seeds show (here 0 of 10 against
     # 10 of 10): the paper's PixelCNN cannot count DeepSea's cells; the per-seed values are kept, deciding nothing
-    beats = d["claims"]["pixelcnn_beats_cts"]
-    assert beats["verdict"] == "not testable" and beats["reason"] == "not testable on this task"
-    assert beats["sentence"].startswith("not testable on this task: the paper's PixelCNN is translation-invariant")
-    assert "values" not in beats and "p_value" not in beats  # the PixelCNN lines do not run at this design
-    assert d["verdict"] == "agrees"  # the one testable paper claim agrees
+    beats = d["pixelcnn_beats_cts"]
+    assert beats.word == "not testable" and beats.reason == "not testable on this task"
+    assert beats.sentence.startswith("not testable on this task: the paper's PixelCNN is translation-invariant")
+    assert beats.values == () and beats.p is None  # the PixelCNN lines do not run at this design
+    # a kit claim the design cannot power keeps its lines' values for the reader; they decide nothing
+    mmc = d["kit_mmc_helps"]
+    assert mmc.word == "not testable" and mmc.values == (0.0,) * 10 and mmc.values_b == (1.0,) * 10
+    assert mmc.estimate is None and mmc.why.startswith("needs 104 per line")
+    word, kit = notebook_words(decided)
+    assert word == "agrees"  # the one testable paper claim agrees
     # the kit's line ties the paper's CTS line (10 of 10 each): inconclusive, and never in the paper verdict
-    assert d["claims"]["kit_helps"]["verdict"] == "inconclusive" and d["claims"]["kit_helps"]["kind"] == "kit"
+    assert d["kit_helps"].word == "inconclusive" and d["kit_helps"].kind == "kit"
     # the kit's other additions (never finding the +1 here) solve less than the paper's CTS line: differs,
     # and a differs is never lost among undecided claims
-    assert d["claims"]["kit_novelty_helps"]["verdict"] == "differs" and d["kit_verdict"] == "differs"
-    m = dsf.metrics("fig5", s, d)
+    assert d["kit_novelty_helps"].word == "differs" and kit == "differs"
+    m = dsf.metrics("fig5", s, decided)
+    assert (m["schema"], m["word"], m["kit_word"]) == (1, "agrees", "differs")
+    assert [r["name"] for r in m["claims"]] == [c.name for c in dsf.plan("fig5").claims]
+    assert "verdict" not in m and "kit_verdict" not in m and "verdict" not in m["summary"]
     assert m["lines"]["paper_cts"]["settings"]["bonus_scale"] == 0.05 and m["lines"]["kit"]["kind"] == "kit"
     assert m["lines"]["kit_novelty"]["exploration"] == "novelty-scaled epsilon"
     assert m["lines"]["paper_cts_horizon"]["settings"]["bonus_scale"] == pytest.approx(0.05 / (1 - 0.99 ** 4))
     assert list(m["plan"]["seeds"]) == list(dsf.plan("fig5").seeds) and m["plan"]["seeds"][0] == 701
-    note = dsf.closing_note("fig5", s, d)
+    note = dsf.closing_note("fig5", s, decided)
     assert "Paper verdict: agrees." in note and "[kit]" in note
 
 
@@ -297,37 +326,42 @@ def test_fig11_each_line_against_dqn_paired(tmp_path):
     from pcnn_explore.experiments.agents import deep_sea_figures as dsf
 
     s = _figure_study(tmp_path, "fig11", {"paper_cts": [LEARNT] * 10, "paper_cts_horizon": [LEARNT] * 10})
-    d = dsf.decide("fig11", s)
+    decided = dsf.decide("fig11", s)
+    d = {x.name: x for x in decided}
     # the deep-sea score 1 on every seed against 0: the sign-flip p is 2^-10
-    assert d["claims"]["combination_progresses"]["verdict"] == "agrees"
-    assert d["claims"]["combination_progresses"]["p_value"] == pytest.approx(2 ** -10)
+    assert d["combination_progresses"].word == "agrees"
+    assert d["combination_progresses"].p == pytest.approx(2 ** -10)
     # DQN + MMC and the bonus alone tie DQN at 0 on every seed: equivalent within +-0.2, testable because
-    # the positive control of the same runs (the bonus with MMC) leaves the floor 0
-    assert d["claims"]["mmc_alone_no_progress"]["verdict"] == "agrees"
-    assert d["claims"]["mmc_alone_no_progress"]["positive_control"] == "paper_cts"
-    assert d["claims"]["bonus_alone_no_progress"]["verdict"] == "agrees"
-    assert d["verdict"] == "agrees"
+    # the positive control of the same runs (the bonus with MMC, 1 on every seed) leaves the floor 0
+    assert d["mmc_alone_no_progress"].word == "agrees"
+    assert d["mmc_alone_no_progress"].control == (1.0,) * 10 and d["mmc_alone_no_progress"].test == "sign_flip_tost"
+    assert d["bonus_alone_no_progress"].word == "agrees"
+    assert notebook_words(decided)[0] == "agrees"
     # the bonus alone progresses too: its equivalence with DQN fails
     s = _figure_study(tmp_path / "b", "fig11", {"paper_cts": [LEARNT] * 10, "paper_cts_no_mmc": [LEARNT] * 10,
                                                 "paper_cts_horizon": [LEARNT] * 10,
                                                 "paper_cts_no_mmc_horizon": [LEARNT] * 10})
-    d = dsf.decide("fig11", s)
-    assert d["claims"]["bonus_alone_no_progress"]["verdict"] == "differs" and d["verdict"] == "mixed"
+    decided = dsf.decide("fig11", s)
+    assert decided[2].name == "bonus_alone_no_progress" and decided[2].word == "differs"
+    assert notebook_words(decided)[0] == "mixed"
     # under the horizon reading the bonus alone stays at 0: the two readings differ, and the claim says so
     s = _figure_study(tmp_path / "h", "fig11", {"paper_cts": [LEARNT] * 10, "paper_cts_no_mmc": [LEARNT] * 10,
                                                 "paper_cts_horizon": [LEARNT] * 10})
-    alone = dsf.decide("fig11", s)["claims"]["bonus_alone_no_progress"]
-    assert alone["verdict"] == "depends on the bonus scale"
-    assert alone["readings"]["bonus scale 0.05"]["verdict"] == "differs"
-    assert alone["readings"]["horizon bonus scale"]["verdict"] == "agrees"
-    assert alone["readings"]["horizon bonus scale"]["positive_control"] == "paper_cts_horizon"
+    alone = dsf.decide("fig11", s)[2]
+    assert alone.word == "depends on the bonus scale"
+    readings = dict(alone.readings)
+    assert readings["bonus scale 0.05"].word == "differs"
+    assert readings["horizon bonus scale"].word == "agrees"
+    # the horizon reading's positive control is the paper's CTS line under that reading
+    assert readings["horizon bonus scale"].control == (1.0,) * 10
+    assert readings["horizon bonus scale"].claim.lines == ("paper_cts_no_mmc_horizon", "dqn")
     # nothing moves (the control at 0 on every seed too): "no progress" is not evidence, the lines do not move
     s = _figure_study(tmp_path / "c", "fig11", {"dqn": [NEVER] * 10})
-    d = dsf.decide("fig11", s)
-    nm = d["claims"]["mmc_alone_no_progress"]
-    assert nm["verdict"] == "not testable" and nm["reason"] == "the lines do not move"
-    assert nm["sentence"].startswith("not testable: the lines do not move (the positive control leaves")
-    assert d["claims"]["combination_progresses"]["verdict"] == "inconclusive" and d["verdict"] == "inconclusive"
+    decided = dsf.decide("fig11", s)
+    nm = decided[1]
+    assert nm.word == "not testable" and nm.reason == "the lines do not move"
+    assert nm.sentence.startswith("not testable: the lines do not move (the positive control leaves")
+    assert decided[0].word == "inconclusive" and notebook_words(decided)[0] == "inconclusive"
 
 
 def test_fig12_and_fig13_decided_on_hand_made_studies(tmp_path):
@@ -335,30 +369,32 @@ def test_fig12_and_fig13_decided_on_hand_made_studies(tmp_path):
 
     early, late = [True] * 8, [False] * 6 + [True] * 2
     s = _figure_study(tmp_path / "12", "fig12", {"c0.1": [late] * 10, "c1": [late] * 10, "c10": [early] * 10})
-    d = dsf.decide("fig12", s)
+    decided = dsf.decide("fig12", s)
+    d = {x.name: x for x in decided}
     # "fairly robust" needs 88 seeds per line at DeepSea-10 by the pilot: declared not testable before the runs;
     # c = 10 finds the +1 at 1 against 7 (censored first +1, paired sign flip)
     for name in ("robust_c1", "robust_c10"):
-        assert d["claims"][name]["verdict"] == "not testable"
-        assert d["claims"][name]["sentence"].startswith("not testable: too few seeds at this profile (needs 88 per line")
-    assert d["claims"]["larger_c_sooner"]["verdict"] == "agrees"
-    assert d["claims"]["larger_c_sooner"]["estimate"] == -6
-    assert d["verdict"] == "agrees" and d["claims"]["constant_c_helps"]["kind"] == "kit"
+        assert d[name].word == "not testable"
+        assert d[name].sentence.startswith("not testable: too few seeds at this profile (needs 88 per line")
+    assert d["larger_c_sooner"].word == "agrees"
+    assert d["larger_c_sooner"].estimate == -6
+    assert notebook_words(decided)[0] == "agrees" and d["constant_c_helps"].kind == "kit"
     s = _figure_study(tmp_path / "13", "fig13", {"paper_cts_intrinsic": [late] * 10, "dqn": [NEVER] * 10})
-    d = dsf.decide("fig13", s)
-    assert d["claims"]["intrinsic_explores"]["verdict"] == "agrees"
+    decided = dsf.decide("fig13", s)
+    d = {x.name: x for x in decided}
+    assert d["intrinsic_explores"].word == "agrees"
     # 10 of 10 found the +1 against a random policy's chance of 1 - (15/16)^8 = 0.40 in 8 episodes
-    assert d["claims"]["intrinsic_finds_reward"]["verdict"] == "agrees"
-    assert d["claims"]["intrinsic_finds_reward"]["chance"] == pytest.approx(1 - (15 / 16) ** 8)
-    assert d["claims"]["intrinsic_scores"]["verdict"] == "not testable"
-    assert d["claims"]["intrinsic_scores"]["sentence"].startswith("not testable on this task: DeepSea tests exploring")
-    assert d["verdict"] == "agrees"  # every testable paper claim agrees
+    assert d["intrinsic_finds_reward"].word == "agrees" and d["intrinsic_finds_reward"].test == "binomial"
+    assert d["intrinsic_finds_reward"].claim.threshold == pytest.approx(1 - (15 / 16) ** 8)
+    assert d["intrinsic_scores"].word == "not testable"
+    assert d["intrinsic_scores"].sentence.startswith("not testable on this task: DeepSea tests exploring")
+    assert notebook_words(decided)[0] == "agrees"  # every testable paper claim agrees
 
 
 def test_two_seeds_are_not_testable(tmp_path):
     from pcnn_explore.experiments.agents import deep_sea_figures as dsf
 
     s = _figure_study(tmp_path, "fig5", {"paper_cts": [LEARNT] * 2}, profile="smoke")
-    d = dsf.decide("fig5", s)
-    assert {c["verdict"] for c in d["claims"].values()} == {"not testable"}
-    assert d["verdict"].startswith("not testable: too few seeds at this profile")
+    decided = dsf.decide("fig5", s)
+    assert {d.word for d in decided} == {"not testable"}
+    assert notebook_words(decided)[0].startswith("not testable: too few seeds at this profile")

@@ -1,4 +1,4 @@
-"""The density notebooks' verdict seeds (experiments/density/preregistered.py): declared, disjoint from
+"""The density notebooks' verdict seeds (study/preregistered/density.py): declared, disjoint from
 the tuning seeds, at least 6 per claim, read by every study preset, within the 20-minute budget; the
 seed workers that make that budget (density_training.run_seeds); 03's per-seed early curves."""
 from __future__ import annotations
@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 
-from pcnn_explore.experiments.density import preregistered as prereg
+from pcnn_explore.study.preregistered import density as prereg
 from pcnn_explore.experiments.density.conv_cts import ConvCTSSettings
 from pcnn_explore.experiments.density.density_training import TrainTrace, run_seeds, seed_workers
 from pcnn_explore.experiments.density.episode_spikes import EpisodeSpikesSettings

@@ -133,7 +133,7 @@ def test_train_stream_follows_order_and_evaluates_on_schedule():
 
 # -- settings of the experiment modules: bad values are rejected before any stream or model ------
 from pcnn_explore.experiments.density import conv_cts, episode_spikes, lr_schedules, online_training, pg_montezuma, samples  # noqa: E402
-from pcnn_explore.experiments.density import density_verdicts as dv  # noqa: E402
+from pcnn_explore.study import notebook_words  # noqa: E402
 
 
 @pytest.mark.parametrize("module, cls, overrides, words", [
@@ -199,15 +199,14 @@ def test_online_training_summary_by_hand():
     c = online_training.comparison(r)
     assert c["area"] == {"online": 325.0, "permutation": 300.0, "replacement": 360.0}
     runs = _seeded(r, SIX)
-    # a smoke run decides nothing, whatever its numbers: not testable, with its reason
-    assert online_training.verdict(runs).startswith(
-        "not testable: too few seeds at this profile (smoke runs check the plumbing only) (")
-    for run in runs:
-        run.settings = online_training.OnlineTrainingSettings.preset("study", seed=run.settings.seed)
     # the same curves on every seed: no spread, so no t interval of width 0; the exact sign flip decides, and 6
     # seeds (p = 2^-6 <= 0.025; 3 could not) show permutation's area 300 / 325 - 1 = -0.077 inside the margin
     # 0.1, replacement's 360 / 325 - 1 = 0.108 outside; the rise shares differ by 0.062
-    claims = online_training.claims(runs)
+    summary = online_training.summary(runs)
+    assert summary["seeds"] == list(SIX) and summary["heldout_area_online_nats_per_seed"] == [325.0] * 6
+    assert summary["worst_heldout_increase_online_nats_per_seed"] == [20.0] * 6
+    decisions = online_training.decisions(summary)
+    claims = {d.name: d for d in decisions}
     assert {k: v.word for k, v in claims.items()} == {
         "permutation progress": "agrees", "permutation stability": "agrees",
         "replacement progress": "differs", "replacement stability": "agrees"}
@@ -215,19 +214,16 @@ def test_online_training_summary_by_hand():
     assert claims["permutation stability"].estimate == pytest.approx(-20 / 325)
     # TOST over 6 identical pairs: both one-sided sign flips reach their smallest p, 2^-6; replacement's area
     # lies above the margin on every seed, so its claimed side has p = 1 and the opposite side 2^-6 (differs)
-    assert [claims[k].p_value for k in claims] == [2 ** -6, 2 ** -6, 1.0, 2 ** -6]
+    assert [claims[k].p for k in claims] == [2 ** -6, 2 ** -6, 1.0, 2 ** -6]
     assert {v.test for v in claims.values()} == {"sign_flip_tost"} and {v.n for v in claims.values()} == {6}
     # three agree and one differs: the notebook's word is mixed (0.3; partly is for agrees with none differing)
-    assert online_training.verdict(runs).startswith("mixed over 6 seeds: permutation progress: agrees: ")
+    assert notebook_words(decisions)[0] == "mixed"
     # 5 seeds: 2^-5 = 0.031 > 0.025, no claim can be decided, so neither can the notebook
-    five = online_training.claims(runs[:5])
-    assert {(v.word, v.reason) for v in five.values()} == {("not testable", "too few seeds at this profile")}
-    assert online_training.verdict(runs[:5]).startswith(
-        "not testable: too few seeds at this profile (5 seeds, a claim needs 6) (")
-    assert online_training.verdict(runs[:1]).startswith("not testable: too few seeds at this profile (")
-    summary = online_training.summary(runs)
-    assert summary["seeds"] == list(SIX) and summary["heldout_area_online_nats_per_seed"] == [325.0] * 6
-    assert summary["worst_heldout_increase_online_nats_per_seed"] == [20.0] * 6
+    five = online_training.decisions(online_training.summary(runs[:5]))
+    assert {(v.word, v.reason) for v in five} == {("not testable", "too few seeds at this profile")}
+    assert notebook_words(five)[0] == "not testable: too few seeds at this profile"
+    assert notebook_words(online_training.decisions(online_training.summary(runs[:1])))[0].startswith(
+        "not testable: too few seeds at this profile")
 
 
 def test_lr_schedule_ranking_by_hand():
@@ -245,7 +241,10 @@ def test_lr_schedule_ranking_by_hand():
     # constant 1e-3 100 - 150 = -50, 0.1 n^-1/2 110 - 150 = -40; n^-1's best 300 vs max(100, 110): +190; spreads:
     # ln(worst / best): constant ln(150 / 100), n^-1 ln(3668.1 / 300) (the diverged run counts as a uniform
     # model, the cap); n^-1/2 has one rate: no spread
-    claims = lr_schedules.claims(runs)
+    summary = lr_schedules.summary(runs)
+    assert summary["final_loss_constant_0.001_nats"] == 100.0 and math.isnan(summary["final_loss_inverse_10_nats"])
+    assert summary["final_loss_constant_0.01_nats_per_seed"] == [150.0] * 6
+    claims = {d.name: d for d in lr_schedules.decisions(summary)}
     assert {k: v.word for k, v in claims.items()} == {
         "constant 1e-3 lowest": "agrees", "0.1 n^-1/2 lowest": "agrees", "n^-1 worst": "agrees",
         "constant more robust than inverse": "agrees"}
@@ -253,56 +252,54 @@ def test_lr_schedule_ranking_by_hand():
         [-50.0, -40.0, 190.0])
     assert claims["constant more robust than inverse"].estimate == pytest.approx(
         math.log(1.5) - math.log(1764 * math.log(8) / 300))
-    assert {v.p_value for v in claims.values()} == {2 ** -6} and {v.test for v in claims.values()} == {"sign_flip"}
-    assert lr_schedules.verdict(runs).startswith("agrees over 6 seeds: constant 1e-3 lowest: agrees: ")
-    assert "first seed: lowest loss with constant lr 0.001, schedules ranked constant < n^-1/2 < n^-1" in lr_schedules.verdict(runs)
-    summary = lr_schedules.summary(runs)
-    assert summary["final_loss_constant_0.001_nats"] == 100.0 and math.isnan(summary["final_loss_inverse_10_nats"])
-    assert summary["final_loss_constant_0.01_nats_per_seed"] == [150.0] * 6
+    assert {v.p for v in claims.values()} == {2 ** -6} and {v.test for v in claims.values()} == {"sign_flip"}
+    assert notebook_words(list(claims.values()))[0] == "agrees"
+    assert summary["best"] == "constant 0.001" and summary["ranking"] == "constant < n^-1/2 < n^-1"
     # 0.1 n^-1/2 ends above the best unnamed run (200 - 150 = +50 on every seed): that named rate differs on its
     # own while constant 1e-3 still agrees, so the notebook is mixed; n^-1 worst: 300 - max(100, 200) = +100
     final[("inverse_sqrt", 0.1)] = 200.0
-    claims = lr_schedules.claims(runs)
+    decisions = lr_schedules.decisions(lr_schedules.summary(runs))
+    claims = {d.name: d for d in decisions}
     assert {k: v.word for k, v in claims.items()} == {
         "constant 1e-3 lowest": "agrees", "0.1 n^-1/2 lowest": "differs", "n^-1 worst": "agrees",
         "constant more robust than inverse": "agrees"}
-    assert claims["0.1 n^-1/2 lowest"].estimate == pytest.approx(50.0) and claims["0.1 n^-1/2 lowest"].p_value == 1.0
+    assert claims["0.1 n^-1/2 lowest"].estimate == pytest.approx(50.0) and claims["0.1 n^-1/2 lowest"].p == 1.0
     assert claims["n^-1 worst"].estimate == pytest.approx(100.0)
-    assert lr_schedules.verdict(runs).startswith("mixed over 6 seeds: constant 1e-3 lowest: agrees: ")
-    assert lr_schedules.verdict(runs[:5]).startswith(
-        "not testable: too few seeds at this profile (5 seeds, a claim needs 6) (")
+    assert notebook_words(decisions)[0] == "mixed"
+    five = lr_schedules.decisions(lr_schedules.summary(runs[:5]))
+    assert notebook_words(five)[0] == "not testable: too few seeds at this profile"
 
 
 def test_pg_claims_by_hand():
     s = pg_montezuma.PgSettings.preset("study")
     stats = {"explorer": {"cts": ds.pg_summary([4, 8, 2, 6, 30]), "pixelcnn": ds.pg_summary([1, 1.1, 1, 1.2, 20])}}
     r = pg_montezuma.PgResults(settings=s, pg={}, stats=stats, traces={}, episode_starts={"explorer": np.zeros(5, bool)},
-                               steps=np.arange(5), rooms={"explorer": None}, location={},
+                               steps=np.arange(5), rooms={"explorer": None},
+                               location={"explorer": {m: {"static_loss_share": 0.5, "recency_gap_nats": 0.0}
+                                                      for m in ("cts", "pixelcnn")}},
                                static_fraction={"explorer": 0.3})
     # cts: mean 10, median 6, diffs 4,6,4,24 -> variability 5/6, 0.99 quantile 8 + 0.96 x 22 = 29.12 -> 29.12 / 6;
     # pixelcnn: mean 4.86,
     # median 1.1, diffs .1,.1,.2,18.8 -> variability .15/1.1, 0.99 quantile 19.248 / 1.1 = 17.5
     assert stats["explorer"]["pixelcnn"]["peak_quantile"] == pytest.approx(19.248 / 1.1)
     runs = _seeded(r, SIX)
-    assert {k: v.word for k, v in pg_montezuma.claims(runs).items()} == {
-        "lower PG": "agrees", "smoother": "agrees", "sharper peaks": "agrees"}
-    assert pg_montezuma.verdict(runs).startswith("agrees over 6 seeds: lower PG: agrees: ")
+    decided = lambda runs: pg_montezuma.decisions(pg_montezuma.summary(runs))  # noqa: E731
+    assert {v.name: v.word for v in decided(runs)} == {"lower PG": "agrees", "smoother": "agrees", "sharper peaks": "agrees"}
+    assert notebook_words(decided(runs))[0] == "agrees"
     stats["explorer"]["pixelcnn"] = ds.pg_summary([10, 20, 10, 20, 21])
     # pixelcnn now: mean 16.2 (+6.2 over cts), diffs 10,10,10,1 -> variability 10 / 20 = 0.5 (5/6 - 0.5 below
     # cts), 0.99 quantile 20 + 0.96 x 1 = 20.96 -> 20.96 / 20, below cts's 29.12 / 6
-    claims = pg_montezuma.claims(runs)
+    claims = {d.name: d for d in decided(runs)}
     assert {k: v.word for k, v in claims.items()} == {
         "lower PG": "differs", "smoother": "agrees", "sharper peaks": "differs"}
     assert [claims[k].estimate for k in claims] == pytest.approx([6.2, 0.5 - 5 / 6, 20.96 / 20 - 29.12 / 6])
     # the claimed side of a difference against the claim has p = 1, its opposite 2^-6
-    assert [claims[k].p_value for k in claims] == [1.0, 2 ** -6, 1.0]
+    assert [claims[k].p for k in claims] == [1.0, 2 ** -6, 1.0]
     # one agrees and two differ: mixed (0.3; before it, partly)
-    assert pg_montezuma.verdict(runs).startswith("mixed over 6 seeds: lower PG: differs: ")
-    assert pg_montezuma.verdict(runs[:5]).startswith(
-        "not testable: too few seeds at this profile (5 seeds, a claim needs 6) (")
-    runs[0].settings = pg_montezuma.PgSettings.preset("smoke")
-    assert pg_montezuma.verdict(runs).startswith(
-        "not testable: too few seeds at this profile (smoke runs check the plumbing only) (")
+    assert notebook_words(decided(runs))[0] == "mixed"
+    assert notebook_words(decided(runs[:5]))[0] == "not testable: too few seeds at this profile"
+    # without both models there is no claim to decide
+    assert pg_montezuma.decisions({k: v for k, v in pg_montezuma.summary(runs).items() if not k.startswith("cts_")}) == []
 
 
 def test_device_setting_is_checked():
@@ -321,8 +318,9 @@ def test_device_setting_is_checked():
 
 def test_conv_cts_verdict_by_hand_is_not_testable_on_this_task():
     s = conv_cts.ConvCTSSettings.preset("study", games=("Freeway",))
-    table = {"Freeway": {"cts": {"heldout_loss": 120.0}, "convcts": {"heldout_loss": 110.0},
-                         "pixelcnn": {"heldout_loss": 100.0}}}
+    other = {"late_loss": 1.0, "pg_variability": 0.1, "pg_mean": 1.0, "static_loss_share": 0.5, "recency_gap_nats": 0.0}
+    table = {"Freeway": {"cts": {"heldout_loss": 120.0, **other}, "convcts": {"heldout_loss": 110.0, **other},
+                         "pixelcnn": {"heldout_loss": 100.0, **other}}}
     r = conv_cts.ConvCTSResults(settings=s, traces={}, table=table, rows={"Freeway": ("Freeway", "random")},
                                 static_fraction={"Freeway": 0.5})
     runs = _seeded(r, SIX)
@@ -330,21 +328,16 @@ def test_conv_cts_verdict_by_hand_is_not_testable_on_this_task():
     # (100 - 120 = -20, 110 - 120 = -10, 110 - 100 = +10), but these are the kit's reading; App. C's one paper
     # claim rests on agent scores and is not testable on this task, so the notebook's word is not testable on
     # this task, never agrees or partly however the held-out losses fall
-    claims = conv_cts.claims(runs)
-    assert {k: (v.word, v.reason) for k, v in claims.items()} == {
-        "App. C agent scores": ("not testable", "not testable on this task"), "Freeway PixelCNN < CTS": ("agrees", ""),
-        "Freeway ConvCTS < CTS": ("agrees", ""), "Freeway ConvCTS > PixelCNN": ("agrees", "")}
+    decisions = conv_cts.decisions(conv_cts.summary(runs))
+    claims = {d.name: d for d in decisions}
+    assert {k: (v.word, v.reason, v.kind) for k, v in claims.items()} == {
+        "App. C agent scores": ("not testable", "not testable on this task", "paper"),
+        "Freeway PixelCNN < CTS": ("agrees", "", "kit"), "Freeway ConvCTS < CTS": ("agrees", "", "kit"),
+        "Freeway ConvCTS > PixelCNN": ("agrees", "", "kit")}
     assert [claims[k].estimate for k in list(claims)[1:]] == [-20.0, -10.0, 10.0]
-    assert [claims[k].p_value for k in list(claims)[1:]] == [2 ** -6] * 3
-    records = dv.claim_records(claims, kit=dv.conv_cts_kit(claims))
-    assert {k: r["kind"] for k, r in records.items()} == {
-        "App. C agent scores": "paper", "Freeway PixelCNN < CTS": "kit", "Freeway ConvCTS < CTS": "kit",
-        "Freeway ConvCTS > PixelCNN": "kit"}
-    line = conv_cts.verdict(runs)
-    assert line.startswith("not testable on this task over 6 seeds: App. C agent scores: not testable on this task: "
-                           "App. C's claim")
-    assert "; kit, Freeway PixelCNN < CTS: agrees: " in line and conv_cts.CANNOT_DECIDE in line
-    assert "this notebook's word is not testable" in line and "partly" not in line  # the note names the word it gets
+    assert [claims[k].p for k in list(claims)[1:]] == [2 ** -6] * 3
+    assert notebook_words(decisions) == ("not testable on this task", "agrees")
     table["Freeway"]["pixelcnn"]["heldout_loss"] = 130.0  # PixelCNN worst: its accuracy advantage is not there
-    line = conv_cts.verdict(runs)
-    assert line.startswith("not testable on this task over 6 seeds: ") and "; kit, Freeway PixelCNN < CTS: differs: " in line
+    decisions = conv_cts.decisions(conv_cts.summary(runs))
+    assert [d.word for d in decisions] == ["not testable", "differs", "agrees", "differs"]
+    assert notebook_words(decisions)[0] == "not testable on this task"

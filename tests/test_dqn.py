@@ -108,11 +108,18 @@ def test_learn_moves_q_towards_target_and_sync_copies():
 
 
 def test_optimizers_and_bad_settings():
-    a = DQNAgent((4, 84, 84), 6, optimizer="rmsprop")
-    opt = a.optimizer
+    from pcnn_explore.agents.rmsprop import DQN3RMSprop
+
+    a = DQNAgent((4, 84, 84), 6, optimizer="rmsprop")  # the paper's reading, DQN 3.0's update
+    assert isinstance(a.optimizer, DQN3RMSprop) and a.rmsprop == "dqn3"
+    g = a.optimizer.param_groups[0]
+    assert (g["lr"], g["alpha"], g["eps"], g["centered"], g["momentum"]) == (2.5e-4, 0.95, 0.01, True, 0)
+    opt = DQNAgent((4, 84, 84), 6, optimizer="rmsprop", rmsprop="torch").optimizer  # the torch reading
     assert isinstance(opt, torch.optim.RMSprop)
     g = opt.param_groups[0]
     assert (g["lr"], g["alpha"], g["eps"], g["centered"], g["momentum"]) == (2.5e-4, 0.95, 0.01, True, 0)
+    with pytest.raises(ValueError, match="rmsprop must be one of"):
+        DQNAgent((3, 8, 8), 3, optimizer="rmsprop", rmsprop="tf1")
     assert type(a.q).__name__ == "NatureCNN"
     assert a.q(torch.zeros(2, 4, 84, 84, dtype=torch.uint8)).shape == (2, 6)
     with pytest.raises(ValueError, match="optimizer"):
@@ -148,14 +155,14 @@ def _filled_replays(n_steps: int = 120):
     return host, dev
 
 
-@pytest.mark.parametrize("optimizer", ["rmsprop", "adam"])
-def test_learn_from_a_device_resident_replay_equals_learn_from_host_batches(optimizer):
+@pytest.mark.parametrize("optimizer, rmsprop", [("rmsprop", "dqn3"), ("rmsprop", "torch"), ("adam", "dqn3")])
+def test_learn_from_a_device_resident_replay_equals_learn_from_host_batches(optimizer, rmsprop):
     host, dev = _filled_replays()
     agents = []
     for _ in range(2):
         torch.manual_seed(3)
         agents.append(DQNAgent((4, 8, 8), 3, network="small", hidden=16, gamma=0.9, mmc_beta=0.1,
-                               optimizer=optimizer, lr=1e-3))
+                               optimizer=optimizer, lr=1e-3, rmsprop=rmsprop))
     for step in range(6):
         a = agents[0].learn(host.sample(8, np.random.default_rng(step)))
         b = agents[1].learn(dev.sample(8, np.random.default_rng(step)))
@@ -187,13 +194,14 @@ def test_sync_target_copies_in_place():
         assert torch.equal(p, t)
 
 
-def test_loading_a_state_keeps_the_agents_own_optimiser_settings():
+@pytest.mark.parametrize("rmsprop", ["dqn3", "torch"])
+def test_loading_a_state_keeps_the_agents_own_optimiser_settings(rmsprop):
     # e.g. a state saved by a CUDA agent whose optimiser was not capturable, resumed into a graphed one
-    a = DQNAgent((3, 8, 8), 3, network="small", hidden=4, optimizer="rmsprop")
+    a = DQNAgent((3, 8, 8), 3, network="small", hidden=4, optimizer="rmsprop", rmsprop=rmsprop)
     a.learn(_batch(action=[0, 1], reward=[1.0, 0.0], done=[0.0, 1.0], mc=[0.0, 0.0]))
     state = a.state_dict()
     state["optimizer"]["param_groups"][0].update(foreach=False, capturable=True)
-    b = DQNAgent((3, 8, 8), 3, network="small", hidden=4, optimizer="rmsprop")
+    b = DQNAgent((3, 8, 8), 3, network="small", hidden=4, optimizer="rmsprop", rmsprop=rmsprop)
     b.load_state_dict(state)
     g = b.optimizer.param_groups[0]
     assert (g["foreach"], g["capturable"]) == (True, False)

@@ -24,9 +24,10 @@ def synthetic_frames(n: int) -> np.ndarray:
     return rng.integers(0, 8, (n, 42, 42)).astype(np.uint8)
 
 
+@pytest.mark.parametrize("rmsprop", ["tf1", "torch"])
 @pytest.mark.parametrize("schedule", ["constant", "inverse_sqrt"])
-def test_pixelcnn_comparison_on_the_cpu(schedule):
-    r = gpu_check.pixelcnn_graph_vs_eager(synthetic_frames(9), "cpu", schedule, graph=False)
+def test_pixelcnn_comparison_on_the_cpu(schedule, rmsprop):
+    r = gpu_check.pixelcnn_graph_vs_eager(synthetic_frames(9), "cpu", schedule, graph=False, rmsprop=rmsprop)
     assert r.pop("exact") is True and r.pop("counts") is True
     assert len(r) == 5 and all(v == 0.0 for v in r.values()), r
 
@@ -35,10 +36,11 @@ def test_pixelcnn_in_a_thread_on_the_cpu():
     assert gpu_check.pixelcnn_in_a_thread(synthetic_frames(6), "cpu", graph=False, dqn_steps=2) == 0.0
 
 
+@pytest.mark.parametrize("optimizer, rmsprop", [("adam", "dqn3"), ("rmsprop", "dqn3"), ("rmsprop", "torch")])
 @pytest.mark.parametrize("device_replay", [True, False])
-def test_dqn_comparison_on_the_cpu(monkeypatch, device_replay):
+def test_dqn_comparison_on_the_cpu(monkeypatch, device_replay, optimizer, rmsprop):
     monkeypatch.setattr(gpu_check, "filled_replay", _small_replay(gpu_check.filled_replay))
-    r = gpu_check.dqn_graph_vs_eager("cpu", "adam", device_replay, graph=False, steps=4)
+    r = gpu_check.dqn_graph_vs_eager("cpu", optimizer, device_replay, graph=False, steps=4, rmsprop=rmsprop)
     assert set(r) == {"losses", "weights", "resume: fresh graphed", "resume: same graphed"}
     assert all(v == 0.0 for v in r.values()), r
 

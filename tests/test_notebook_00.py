@@ -1,5 +1,7 @@
 import math
 
+from pcnn_explore.study import SCHEMA, decisions_of
+
 
 def test_pseudo_counts_notebook_smoke(notebook_runner, tmp_path):
     metrics = notebook_runner("00_pseudo_counts.ipynb", seed=0)
@@ -20,7 +22,7 @@ def test_pseudo_counts_notebook_smoke(notebook_runner, tmp_path):
     assert s["cts_repeat_count_slope"] > 0
     # the n^-1 schedule decays faster than n^-1/2, which decays faster than no decay
     assert s["bonus_inverse_second_half_mean"] < s["bonus_inverse_sqrt_second_half_mean"] < s["bonus_constant_second_half_mean"]
-    assert set(metrics["paper"]) <= set(s)
+    assert set(metrics["paper"]) - {"verdict"} <= set(s)  # the paper's figures by name, its claim's sentence
     # two seeds at smoke (0 and 2); the first seed's figures are the unprefixed ones; never a verdict at smoke
     assert s["seeds"] == [0, 2] and len(s["pixelcnn_repeat_count_slope_per_seed"]) == 2
     assert s["pixelcnn_repeat_count_slope_per_seed"][0] == s["pixelcnn_repeat_count_slope"]
@@ -29,9 +31,12 @@ def test_pseudo_counts_notebook_smoke(notebook_runner, tmp_path):
         values = s[f"{model}_repeat_pg_exponent_per_seed"]
         assert len(values) == 2 and values[0] == s[f"{model}_repeat_pg_exponent"]
         assert all(math.isfinite(v) for v in values)
-    assert s["verdict"].startswith("not testable: too few seeds at this profile (smoke runs check the plumbing "
-                                   "only) (pseudo-counts grow with real counts: ")
-    assert "PixelCNN PG does not vanish: " in s["verdict"] and sorted(s["claims"]) == [
-        "PixelCNN PG does not vanish", "pseudo-counts grow with real counts"]
-    assert "CTS's exponents " in s["verdict"] and "a count's PG ln(1 + 1/k) gives b = " in s["verdict"]
+    # the claims record: both claims on their per-seed values, not testable on 2 seeds, never a summary sentence
+    assert not {"verdict", "claims"} & set(s) and metrics["schema"] == SCHEMA
+    claims = decisions_of(metrics)
+    assert [d.name for d in claims] == ["pseudo-counts grow with real counts", "PixelCNN PG does not vanish"]
+    assert list(claims[0].values) == s["cts_repeat_count_slope_per_seed"]
+    assert list(claims[1].values) == s["pixelcnn_repeat_pg_exponent_per_seed"] and claims[1].claim.threshold == -0.5
+    assert {(d.word, d.reason, d.n) for d in claims} == {("not testable", "too few seeds at this profile", 2)}
+    assert metrics["word"] == "not testable: too few seeds at this profile" and metrics["kit_word"] is None
     assert "Sec. 5" in metrics["paper"]["verdict"] and "3.4" not in metrics["paper"]["verdict"]

@@ -6,6 +6,7 @@ import numpy as np
 from pcnn_explore.record import load_episode, shipped_episode
 from pcnn_explore.report.first_screen import notebook_row
 from pcnn_explore.report.index import verdict_word
+from pcnn_explore.study import decisions_of
 
 
 def test_notebook_11_smoke(notebook_runner):
@@ -33,13 +34,15 @@ def test_notebook_11_smoke(notebook_runner):
     cts = load_episode(shipped_episode("montezuma_cts"))
     assert metrics["compare"]["room_change_steps"] == cts.room_change_steps.tolist() == metrics["room_change_steps"]
     # the one paper claim's record: not testable (one episode), with its number, which the first screen shows
-    (record,) = metrics["summary"]["claims"].values()
+    (record,) = decisions_of(metrics)
     ratio = metrics["room_change_to_median"]
-    assert record == {"kind": "paper", "order": 0,
-                      "claim": "the intrinsic reward peaks at room changes (at least 2x the median)",
-                      "verdict": "not testable", "reason": "too few seeds at this profile",
-                      "sentence": metrics["summary"]["verdict"], "label": "PixelCNN's bonus at room changes over its median",
-                      "estimate": ratio, "n": 1, "n_per_line": 1, "n_unit": "episode", "method": "one recorded episode"}
+    assert (record.name, record.kind, record.word, record.reason, record.estimate, record.n, record.method) == (
+        "peaks at milestones", "paper", "not testable", "too few seeds at this profile", ratio, 1, "one recorded episode")
+    assert record.claim.sentence == "the intrinsic reward peaks at room changes (at least 2x the median)"
+    assert record.claim.label == "PixelCNN's bonus at room changes over its median" and record.claim.n_unit == "episode"
+    assert record.sentence.startswith("not testable: too few seeds at this profile (one recorded episode, no seeds): "
+                                      "in this episode pixelcnn peaks at room changes")
+    assert "; cts " in record.sentence and not {"verdict", "claims"} & set(metrics["summary"])
     row = notebook_row("11_intrinsic_reward_episode", metrics, verdict_word(metrics))
     assert row.number == f"PixelCNN's bonus at room changes over its median {ratio:.3g}, n = 1 episode"
     assert row.word == "not testable" and row.reason.startswith("not testable: too few seeds at this profile")

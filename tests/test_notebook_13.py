@@ -1,5 +1,6 @@
 """Notebook 13 (Reactor and the bonus) runs headlessly in the smoke profile (its runs in
-worker processes, no Ray) and leaves metrics that its runs' own logs and traces confirm."""
+worker processes, no Ray) and leaves metrics that its runs' own logs and traces confirm, with its claims
+as one record of the study layer."""
 from __future__ import annotations
 
 import csv
@@ -8,6 +9,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
+from pcnn_explore.study import decide_again, decisions_of
 
 NAME = "13_reactor.ipynb"
 VARIANTS = ("reactor", "reactor_cts", "cts_mmc", "reactor_pixelcnn_pos", "pixelcnn_pos_mmc")
@@ -68,22 +71,28 @@ def test_notebook_13_smoke(notebook_runner, tmp_path):
             assert m["traces"][variant]["from_start"][i] == n.sum()
     s = m["summary"]
     assert {v: line["kind"] for v, line in m["lines"].items()} == KINDS
-    assert s["verdict"] == "not testable: too few seeds at this profile (smoke runs check the plumbing only)"
-    assert s["kit_verdict"] == "not testable"
-    claims = s["claims"]
-    assert {k: c["kind"] for k, c in claims.items()} == {
+    # the claims record: 2 seeds decide nothing (min p 2^-2 = 0.25 > 0.025), and a re-render decides the same
+    assert m["schema"] == 1 and m["word"].startswith("not testable: too few seeds at this profile")
+    assert m["kit_word"] == "not testable" and "verdict" not in m and "verdict" not in s
+    claims = {d.name: d for d in decisions_of(m)}
+    assert all(decide_again(d) == d for d in claims.values())
+    assert {k: d.kind for k, d in claims.items()} == {
         "bonus_helps_reactor": "paper", "dqn_mmc_above_reactor_bonus": "paper", "traces_cut": "kit",
         "position_bias_helps_reactor": "kit", "kit_dqn_above_reactor_bonus": "kit"}
-    # the paper's headline compares CTS with CTS; 2 seeds: min p 2^-2 = 0.25 > 0.025
-    assert claims["bonus_helps_reactor"]["lines"] == ["reactor_cts", "reactor"]
-    assert claims["dqn_mmc_above_reactor_bonus"]["lines"] == ["cts_mmc", "reactor_cts"]
+    # the paper's headline compares CTS with CTS
+    assert claims["bonus_helps_reactor"].claim.lines == ("reactor_cts", "reactor")
+    assert claims["dqn_mmc_above_reactor_bonus"].claim.lines == ("cts_mmc", "reactor_cts")
     for k in ("bonus_helps_reactor", "dqn_mmc_above_reactor_bonus"):
-        assert claims[k]["word"] == "not testable" and claims[k]["test"] == "sign_flip"
-        assert claims[k]["n"] == 2
-    assert claims["bonus_helps_reactor"]["values"] == m["per_seed"]["reactor_cts"]["auc"]
-    assert claims["bonus_helps_reactor"]["values_b"] == m["per_seed"]["reactor"]["auc"]
-    assert m["dqn_mmc_beta"] == 0.1 and claims["traces_cut"]["mmc_beta"] == 0.1
-    assert claims["traces_cut"]["lines"] == ["reactor_cts", "cts_mmc"]
+        assert claims[k].word == "not testable" and claims[k].test == "sign_flip"
+        assert claims[k].n == 2
+    assert list(claims["bonus_helps_reactor"].values) == m["per_seed"]["reactor_cts"]["auc"]
+    assert list(claims["bonus_helps_reactor"].values_b) == m["per_seed"]["reactor"]["auc"]
+    # traces_cut: the MMC mix of the DQN-CTS runs minus each replaying seed's product
+    cut = claims["traces_cut"]
+    products = [(s_, p) for s_, p in zip((0, 1), m["traces"]["reactor_cts"]["from_start_product"]) if p is not None]
+    assert m["dqn_mmc_beta"] == 0.1 and cut.claim.measure.startswith("MMC mix 0.1 - prod c from x_0")
+    assert cut.seeds == tuple(s_ for s_, _ in products) and cut.values == pytest.approx([0.1 - p for _, p in products])
+    assert cut.claim.lines == ("reactor_cts", "cts_mmc")
     assert any("Retrace" in line for line in s["lines"])
     assert m["paper"]["mmc_beta"] == 0.1 and "25%" in m["paper"]["bonus_fraction"]
     assert m["main_figure"] == "reactor_deep_sea.png" and (out / m["main_figure"]).is_file()

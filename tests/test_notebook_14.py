@@ -143,3 +143,8 @@ def test_notebook_14_smoke(notebook_runner, tmp_path):
         assert line["score_mean"] == pytest.approx(sum(scores) / 2) and line["score_interval"] == [0.0, 1.0]
     assert m["budget"]["lines"]["dqn"]["steps"] == (4 + 5) * 10 * 2
     assert (out / "deep_sea_scaling.png").is_file() and (out / "deep_sea_score.png").is_file()
+    # its claims, the kit's line against each other line of the whole protocol: no store at smoke, none testable
+    assert m["schema"] == 1 and (m["word"], m["kit_word"]) == ("no verdict", "not testable")
+    assert [(c["name"], c["kind"], c["word"], c["reason"]) for c in m["claims"]] == [
+        (f"kit against {k}", "kit", "not testable", "too few seeds at this profile")
+        for k in ("dqn", "paper_cts", "paper_cts_horizon")]

@@ -2,7 +2,8 @@
 processes, no Ray; one test runs notebook 10 again on the module's local Ray, which the kernel joins
 through $RAY_ADDRESS) and leave a metrics.json whose per-seed values match the runs' own logs,
 recomputed here by hand (bsuite's rule, the last quarter's success rate, the first +1, coverage),
-with every claim ``not testable`` (too few seeds at this profile)."""
+with every claim ``not testable`` (too few seeds at this profile) in the claims record, each decided again to
+the same by the study layer."""
 from __future__ import annotations
 
 import csv
@@ -12,13 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from pcnn_explore.experiments.agents import preregistered
+from pcnn_explore.study import decide_again, decisions_of
+from pcnn_explore.study.preregistered import deep_sea as preregistered
 from pcnn_explore.verdicts import VERDICTS
 
 FIGURES = {"07_dqn_pixelcnn.ipynb": "fig5", "08_mmc_ablation.ipynb": "fig11", "09_pg_scale.ipynb": "fig12",
            "10_intrinsic_only.ipynb": "fig13"}
 KEYS = {name: preregistered.plan(f).lines for name, f in FIGURES.items()}
-CLAIMS = {name: {c.name for c in preregistered.plan(f).claims} for name, f in FIGURES.items()}
 SIZE, EPISODES, SEEDS = 4, 12, [0, 1]  # the smoke preset: DeepSea-4, 12 episodes, 2 seeds
 CELLS = SIZE * (SIZE + 1) // 2
 #: the settings every line shares on DeepSea (its scale adaptations), the baseline's included
@@ -44,10 +45,11 @@ def _by_hand(log: Path) -> dict:
 def check_paper_claims(m: dict) -> None:
     """Every paper claim of a notebook's metrics compares the paper's lines and baselines only, under one
     exploration rule, with the DeepSea adaptations shared: else AssertionError naming the claim."""
-    for name, c in m["claims"].items():
-        if c["kind"] != "paper" or c["test"] == "not_testable":
+    for c in m["claims"]:
+        if c["kind"] != "paper" or c["claim"]["test"] == "not_testable":
             continue
-        lines = [m["lines"][k] for k in c["lines"]]
+        name = c["name"]
+        lines = [m["lines"][k] for k in c["claim"]["lines"]]
         assert all(v["kind"] in ("paper", "baseline") for v in lines), f"paper claim {name} compares a kit line"
         assert len({v["exploration"] for v in lines}) == 1, f"paper claim {name} compares two exploration rules"
         assert len({v["settings"]["novelty_epsilon"] for v in lines}) == 1, f"paper claim {name}: novelty epsilon differs"
@@ -60,7 +62,8 @@ def test_a_paper_claim_comparing_two_exploration_rules_fails_the_check():
     kit_like = {**line, "kind": "baseline", "exploration": "novelty-scaled epsilon",
                 "settings": {**line["settings"], "novelty_epsilon": 1.0}}
     m = {"lines": {"paper_cts": line, "dqn": kit_like},
-         "claims": {"cts_bonus_explores": {"kind": "paper", "test": "fisher", "lines": ["paper_cts", "dqn"]}}}
+         "claims": [{"name": "cts_bonus_explores", "kind": "paper",
+                     "claim": {"test": "sign_flip", "lines": ["paper_cts", "dqn"]}}]}
     with pytest.raises(AssertionError, match="two exploration rules"):
         check_paper_claims(m)
     m["lines"]["dqn"] = {**line, "kind": "baseline"}
@@ -88,13 +91,14 @@ def _check_metrics(m: dict, name: str, out: Path) -> None:
         assert per["success_rate"] == pytest.approx(rates)
         assert per["first_success_episode"] == [r["first_success_episode"] or EPISODES + 1 for r in per["runs"]]
     check_paper_claims(m)
-    assert set(m["claims"]) == CLAIMS[name]
-    for c in m["claims"].values():  # 2 seeds: too few for a decided claim (6 per line)
-        assert c["verdict"] == "not testable"
-        assert c["sentence"].startswith(("not testable: too few seeds at this profile", "not testable on this task"))
-    assert m["verdict"] == "not testable: too few seeds at this profile" or m["verdict"].startswith(
-        "not testable: too few seeds at this profile; ")
-    assert m["summary"]["verdict"].startswith("not testable")
+    decided = decisions_of(m)
+    assert [d.name for d in decided] == [c.name for c in preregistered.plan(FIGURES[name]).claims]
+    for d in decided:  # 2 seeds: too few for a decided claim (6 per line)
+        assert d.word == "not testable" and decide_again(d) == d
+        assert d.sentence.startswith(("not testable: too few seeds at this profile", "not testable on this task"))
+    assert m["schema"] == 1 and (m["word"] == "not testable: too few seeds at this profile" or m["word"].startswith(
+        "not testable: too few seeds at this profile; "))
+    assert "verdict" not in m and "kit_verdict" not in m and "verdict" not in m["summary"]
     assert m["paper"]["verdict"] == preregistered.plan(FIGURES[name]).paper
     assert [(r["variant"], r["seed"]) for r in m["scaling"]] == [(k, s) for k in keys for s in SEEDS]
     assert (out / "deep_sea_scaling.png").is_file() and "atari" not in m
@@ -135,7 +139,8 @@ def test_notebook_10_is_deterministic(ray_cluster, notebook_runner, tmp_path, mo
         a = notebook_runner(name)
     _check_metrics(a, name, tmp_path / Path(name).stem)
     chance = 1 - (1 - 2 ** -SIZE) ** EPISODES
-    assert a["claims"]["intrinsic_finds_reward"]["chance"] == pytest.approx(chance)
+    found = next(c for c in a["claims"] if c["name"] == "intrinsic_finds_reward")
+    assert found["claim"]["threshold"] == pytest.approx(chance)
     b = notebook_runner(name, output_dir=str(tmp_path / "again"))
     assert (tmp_path / "again" / "runs" / f"DeepSea-{SIZE}-v0" / "paper_cts_intrinsic_s0" / "log.csv").is_file()
     noise = _outputs(tmp_path / name)

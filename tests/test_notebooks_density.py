@@ -10,6 +10,7 @@ import pytest
 
 from pcnn_explore.report.first_screen import notebook_row
 from pcnn_explore.report.index import verdict_word
+from pcnn_explore.study import SCHEMA, decide_again, decisions_of
 
 # single-threaded BLAS in the notebook kernels: the frame conversion multiplies small matrices
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
@@ -24,13 +25,14 @@ def _finite(x) -> bool:
 def _common(m: dict) -> dict:
     assert m["profile"] == "smoke" and m["seed"] == 0
     assert m["settings"]["profile"] == "smoke"
-    assert isinstance(m["summary"]["verdict"], str) and m["summary"]["verdict"]
     assert "verdict" in m["paper"]
     # smoke runs two seeds, 0 and 2 (seed + 2: no run's held-out stream, seed + 1, is another's training stream)
     assert m["settings"]["n_seeds"] == 2 and m["summary"]["seeds"] == [0, 2]
-    # every verdict begins with a word the report index reads; a smoke run is never a verdict on the paper
-    assert verdict_word(m) == "not testable"
-    assert m["summary"]["verdict"].startswith("not testable: too few seeds at this profile")
+    # the claims are one record (schema, claims, word), never a sentence of the summary too
+    assert m["schema"] == SCHEMA and m["claims"] and not {"verdict", "claims"} & set(m["summary"])
+    assert all(decide_again(d) == d for d in decisions_of(m))
+    # the notebook's word begins with a word the report index reads; a smoke run is never a verdict on the paper
+    assert verdict_word(m) == "not testable" and m["word"].startswith("not testable")
     return m["summary"]
 
 
@@ -42,16 +44,15 @@ def _per_seed(s: dict, key: str):
 
 
 def _claims_with_a_number(name: str, m: dict) -> dict:
-    """The notebook's claims records (metrics.json's summary.claims): in the order the notebook made them
-    (``order`` 0, 1, ...), every paper claim with a finite number, not testable in smoke with its reason;
-    the first screen's row gives the first paper claim's number. Returns the records."""
-    records = m["summary"]["claims"]
-    assert sorted(r["order"] for r in records.values()) == list(range(len(records)))
-    paper = sorted((r for r in records.values() if r["kind"] == "paper"), key=lambda r: r["order"])
-    assert paper and all(_finite(r["estimate"]) and r["n"] == 2 for r in paper)
-    assert all(r["verdict"] == "not testable" and r["reason"] == "too few seeds at this profile" for r in paper)
+    """The notebook's claims (metrics.json's claims record) by name, in the order the notebook made them:
+    every paper claim with a finite number on n = 2 seeds, not testable in smoke with its reason; the first
+    screen's row gives the first paper claim's number."""
+    records = {d.name: d for d in decisions_of(m)}
+    paper = [d for d in records.values() if d.kind == "paper"]
+    assert paper and all(_finite(d.estimate) and d.n == 2 for d in paper)
+    assert all(d.word == "not testable" and d.reason == "too few seeds at this profile" for d in paper)
     row = notebook_row(name, m, verdict_word(m))
-    assert f"{paper[0]['label']} {paper[0]['estimate']:.3g}" in row.number and row.number.endswith("n = 2 seeds")
+    assert f"{paper[0].claim.label} {paper[0].estimate:.3g}" in row.number and row.number.endswith("n = 2 seeds")
     assert row.word == "not testable" and "not testable: too few seeds at this profile" in row.reason
     return records
 
@@ -67,10 +68,9 @@ def test_01_online_vs_shuffled(notebook_runner):
     for k in ("online", "permutation", "replacement"):
         assert all(_finite(v) and v > 0 for v in _per_seed(s, f"heldout_area_{k}_nats"))
         assert all(v >= 0 for v in _per_seed(s, f"worst_heldout_increase_{k}_nats"))
-    assert "permutation progress: " in s["verdict"] and "replacement stability: " in s["verdict"]
     records = _claims_with_a_number("01_online_vs_shuffled", m)
-    assert sorted(records, key=lambda k: records[k]["order"]) == [
-        "permutation progress", "permutation stability", "replacement progress", "replacement stability"]
+    assert list(records) == ["permutation progress", "permutation stability", "replacement progress",
+                             "replacement stability"]
 
 
 def test_02_episode_start_spikes(notebook_runner):
@@ -85,12 +85,13 @@ def test_02_episode_start_spikes(notebook_runner):
     assert s["n_episode_starts"] == 1 and s["n_spikes"] == 0
     assert s["spikes_near_start_fraction"] is None and s["chance_fraction"] == 0.0
     assert _per_seed(s, "spikes_near_start_fraction") == [None, None] and _per_seed(s, "chance_fraction") == [0.0, 0.0]
-    assert s["verdict"] == ("not testable: too few seeds at this profile (no episode start after the first frames "
-                            "of any seed: this run is too short to test the claim)")
-    # its claims record says so too, with no number to show
-    assert s["claims"] == {"spikes at episode starts": {
-        "kind": "paper", "claim": "spikes at episode starts", "order": 0, "verdict": "not testable",
-        "reason": "too few seeds at this profile", "sentence": s["verdict"]}}
+    # its claims record says so, with no number to show
+    (d,) = decisions_of(m)
+    assert (d.name, d.kind, d.word, d.reason, d.estimate, d.n) == (
+        "spikes at episode starts", "paper", "not testable", "too few seeds at this profile", None, None)
+    assert d.sentence == ("not testable: too few seeds at this profile (no episode start after the first frames of "
+                          "any seed: this run is too short to test the claim)")
+    assert m["word"] == "not testable: too few seeds at this profile"
 
 
 def test_02_a_run_with_episode_starts_records_its_number(notebook_runner):
@@ -100,9 +101,9 @@ def test_02_a_run_with_episode_starts_records_its_number(notebook_runner):
     assert s["n_episode_starts"] == 2 and s["n_spikes"] == 1
     (record,) = _claims_with_a_number("02_episode_start_spikes", m).values()
     fraction, chance = _per_seed(s, "spikes_near_start_fraction"), _per_seed(s, "chance_fraction")
-    assert record["values"] == fraction and record["values_b"] == chance
-    assert record["estimate"] == pytest.approx(sum(a - b for a, b in zip(fraction, chance)) / 2)
-    assert record["label"] == "near-start share - chance"
+    assert list(record.values) == fraction and list(record.values_b) == chance
+    assert record.estimate == pytest.approx(sum(a - b for a, b in zip(fraction, chance)) / 2)
+    assert record.claim.label == "near-start share - chance"
 
 
 def test_03_lr_schedules(notebook_runner, tmp_path):
@@ -119,14 +120,11 @@ def test_03_lr_schedules(notebook_runner, tmp_path):
     assert s["ranking"] == " < ".join(order)
     assert s["best"] == f"{order[0]} {runs[order[0]][0]}"
     assert all(_finite(v) and v > 0 for k in keys for v in _per_seed(s, k))
-    # one rate per schedule: each named rate and n^-1 are tested, the robustness needs several rates
-    assert "constant 1e-3 lowest: " in s["verdict"] and "0.1 n^-1/2 lowest: " in s["verdict"]
-    assert "n^-1 worst: " in s["verdict"] and "robust" not in s["verdict"]
-    # the claims in the order the notebook made them, not metrics.json's alphabetical one ("0.1 ..." first):
-    # the first screen's number is constant 1e-3's
+    # one rate per schedule: each named rate and n^-1 are tested, the robustness needs several rates; the
+    # claims in the order the notebook made them, not alphabetical ("0.1 ..." first): the first screen's
+    # number is constant 1e-3's
     records = _claims_with_a_number("03_lr_schedules", m)
-    assert sorted(records, key=lambda k: records[k]["order"]) == ["constant 1e-3 lowest", "0.1 n^-1/2 lowest", "n^-1 worst"]
-    assert list(records) == sorted(records)  # as metrics.json stores them
+    assert list(records) == ["constant 1e-3 lowest", "0.1 n^-1/2 lowest", "n^-1 worst"]
     assert notebook_row("03_lr_schedules", m, "not testable").number.startswith("constant 1e-3 lowest: ")
     # each seed's curve over its first updates: smoke's 20 updates in bins of 5, per (schedule, rate), per seed
     e = m["early_curves"]
@@ -149,13 +147,12 @@ def test_04_samples(notebook_runner, tmp_path):
         assert all(0 <= v <= 1 for v in _per_seed(s, f"sample_distance_{m}"))  # to the nearest held-out frame
         assert all(0 <= v <= 1 for v in _per_seed(s, f"train_distance_{m}"))  # to the nearest training frame
     assert 0 <= s["real_frame_distance"] <= 1
-    assert "PixelCNN samples nearer held-out frames: " in s["verdict"]
     (record,) = _claims_with_a_number("04_samples", metrics).values()
     pixelcnn, cts = _per_seed(s, "sample_distance_pixelcnn"), _per_seed(s, "sample_distance_cts")
-    assert record["claim"] == "PixelCNN samples nearer held-out frames" and record["label"] == "held-out distance PixelCNN - CTS"
-    assert record["values"] == pixelcnn and record["values_b"] == cts
-    assert record["estimate"] == pytest.approx(sum(a - b for a, b in zip(pixelcnn, cts)) / 2)
-    assert "a real training frame scores " in s["verdict"] and "to the nearest training frame (0: a copy)" in s["verdict"]
+    assert record.claim.sentence == "PixelCNN samples nearer held-out frames"
+    assert record.claim.label == "held-out distance PixelCNN - CTS"
+    assert list(record.values) == pixelcnn and list(record.values_b) == cts
+    assert record.estimate == pytest.approx(sum(a - b for a, b in zip(pixelcnn, cts)) / 2)
     assert (tmp_path / "04_samples" / "fig4.png").stat().st_size > 1000
 
 
@@ -168,10 +165,8 @@ def test_05_pg_montezuma(notebook_runner):
     assert s["cts_negative_pg_fraction"] == 0  # CTS is learning-positive
     assert s["random_cts_negative_pg_fraction"] == 0
     # smoke is a plumbing check: never a verdict on the paper, but the numbers that would decide it
-    assert all(f"{claim}: " in s["verdict"] for claim in ("lower PG", "smoother", "sharper peaks"))
-    assert "PixelCNN vs CTS on the exploring stream" in s["verdict"]
     records = _claims_with_a_number("05_pg_montezuma", metrics)
-    assert sorted(records, key=lambda k: records[k]["order"]) == ["lower PG", "smoother", "sharper peaks"]
+    assert list(records) == ["lower PG", "smoother", "sharper peaks"]
     for m in ("cts", "pixelcnn"):
         _per_seed(s, f"{m}_mean_pg_nats")
         _per_seed(s, f"{m}_pg_variability")
@@ -181,13 +176,17 @@ def test_05_pg_montezuma(notebook_runner):
 
 
 def test_06_conv_cts_is_deterministic(notebook_runner, tmp_path):
-    first = _common(notebook_runner("06_conv_cts.ipynb"))
-    for m in ("cts", "convcts", "pixelcnn"):
-        assert _finite(first[f"Freeway_{m}_heldout_loss_nats"]) and first[f"Freeway_{m}_heldout_loss_nats"] > 0
-        assert _finite(first[f"Freeway_{m}_late_loss_nats"])
-        assert all(_finite(v) for v in _per_seed(first, f"Freeway_{m}_heldout_loss_nats"))
-    assert "Freeway ConvCTS < CTS: " in first["verdict"] and "density level only" in first["verdict"]
-    assert "App. C agent scores: not testable on this task: " in first["verdict"]
-    assert first["claims"]["App. C agent scores"]["kind"] == "paper" and first["claims"]["Freeway ConvCTS < CTS"]["kind"] == "kit"
-    second = notebook_runner("06_conv_cts.ipynb", output_dir=str(tmp_path / "again"))["summary"]
-    assert second == first  # every model, the stream and the held-out set follow the seed
+    m = notebook_runner("06_conv_cts.ipynb")
+    first = _common(m)
+    for model in ("cts", "convcts", "pixelcnn"):
+        assert _finite(first[f"Freeway_{model}_heldout_loss_nats"]) and first[f"Freeway_{model}_heldout_loss_nats"] > 0
+        assert _finite(first[f"Freeway_{model}_late_loss_nats"])
+        assert all(_finite(v) for v in _per_seed(first, f"Freeway_{model}_heldout_loss_nats"))
+    # App. C's one paper claim is not testable on this task; the density-level orderings are the kit's
+    records = {d.name: d for d in decisions_of(m)}
+    assert [(k, d.kind) for k, d in records.items()][:2] == [("App. C agent scores", "paper"), ("Freeway PixelCNN < CTS", "kit")]
+    assert "Freeway ConvCTS < CTS" in records and records["Freeway ConvCTS < CTS"].n == 2
+    assert records["App. C agent scores"].sentence.startswith("not testable on this task: App. C's claim")
+    assert m["word"].startswith("not testable on this task")
+    again = notebook_runner("06_conv_cts.ipynb", output_dir=str(tmp_path / "again"))
+    assert again["summary"] == first and again["claims"] == m["claims"]  # every model, stream and held-out set follow the seed

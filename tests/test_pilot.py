@@ -1,6 +1,7 @@
-"""The deep-sea pilot and power analysis (pcnn_explore.experiments.agents.pilot), the verdict seeds and
-their mappings (preregistered), the CTS bonus scale's horizon reading (run.lines, train --line) and a
-claim that depends on the bonus scale: each checked against numbers worked by hand."""
+"""The deep-sea pilot and power analysis (pcnn_explore.study.power; the pilot's runs in
+pcnn_explore.experiments.agents.pilot), the verdict seeds and their mappings
+(pcnn_explore.study.preregistered.deep_sea), the CTS bonus scale's horizon reading (run.lines, train
+--line) and a claim that depends on the bonus scale: each checked against numbers worked by hand."""
 from __future__ import annotations
 
 
@@ -8,70 +9,71 @@ import numpy as np
 import pytest
 
 from pcnn_explore.experiments.agents import pilot
-from pcnn_explore.experiments.agents import preregistered as pre
+from pcnn_explore.study import power
+from pcnn_explore.study.preregistered import deep_sea as pre
 
 
 # ------------------------------------------------------------------------------------ power
 def test_fisher_power_on_hand_checkable_cases():
-    assert pilot.fisher_power(1.0, 0.0, 6) == 1.0  # 6 of 6 against 0 of 6: p = 1 / C(12, 6) = 0.0011
+    assert power.fisher_power(1.0, 0.0, 6) == 1.0  # 6 of 6 against 0 of 6: p = 1 / C(12, 6) = 0.0011
     for p in (0.0, 0.1, 0.3, 0.5, 0.9, 1.0):  # no effect: the test's size, at most its level
-        assert pilot.fisher_power(p, p, 10) <= 0.025
+        assert power.fisher_power(p, p, 10) <= 0.025
     # against 0 of 10, a solved count k gives p = C(10, k) / C(20, k): k = 5 -> 0.016, k = 4 -> 0.043, so the
     # power is P(Bin(10, p1) >= 5): at p1 = 0.5, 638 / 1024
-    assert pilot.fisher_power(0.5, 0.0, 10) == pytest.approx(638 / 1024, abs=1e-12)
+    assert power.fisher_power(0.5, 0.0, 10) == pytest.approx(638 / 1024, abs=1e-12)
     # the issue's numbers at 30 seeds: about 0.07 if the truth is 1 in 10, 0.92 if 3 in 10
-    assert pilot.fisher_power(0.1, 0.0, 30) == pytest.approx(0.0732, abs=5e-4)
-    assert pilot.fisher_power(0.3, 0.0, 30) == pytest.approx(0.9234, abs=5e-4)
+    assert power.fisher_power(0.1, 0.0, 30) == pytest.approx(0.0732, abs=5e-4)
+    assert power.fisher_power(0.3, 0.0, 30) == pytest.approx(0.9234, abs=5e-4)
     with pytest.raises(ValueError, match="p_a must be a probability"):
-        pilot.fisher_power(1.5, 0.0, 6)
+        power.fisher_power(1.5, 0.0, 6)
 
 
 def test_sign_flip_on_the_lattice_is_the_kits_exact_test():
     from pcnn_explore.verdicts.statistics import sign_flip_p
 
-    assert pilot.sign_flip_p_lattice([1, 1, 1]) == 0.125
-    assert pilot.sign_flip_p_lattice([2, -1]) == 0.5  # sums 1, 3, -3, -1
-    assert pilot.sign_flip_p_lattice([0, 0, 3]) == 0.5  # ties flip to themselves: as if one seed
-    assert pilot.sign_flip_p_lattice([1] * 6) == 2 ** -6
+    assert power.sign_flip_p_lattice([1, 1, 1]) == 0.125
+    assert power.sign_flip_p_lattice([2, -1]) == 0.5  # sums 1, 3, -3, -1
+    assert power.sign_flip_p_lattice([0, 0, 3]) == 0.5  # ties flip to themselves: as if one seed
+    assert power.sign_flip_p_lattice([1] * 6) == 2 ** -6
     rng = np.random.default_rng(0)
     for _ in range(20):
         x = rng.integers(-3, 4, size=int(rng.integers(1, 13)))
         for direction in ("greater", "less"):
-            assert pilot.sign_flip_p_lattice(x, direction) == pytest.approx(sign_flip_p(x, direction), abs=1e-12)
+            assert power.sign_flip_p_lattice(x, direction) == pytest.approx(sign_flip_p(x, direction), abs=1e-12)
     with pytest.raises(ValueError, match="integers"):
-        pilot.sign_flip_p_lattice([0.5, 1])
+        power.sign_flip_p_lattice([0.5, 1])
 
 
 def test_score_power_by_hand():
     # a solves every size, b none: each seed's difference is +3 sizes, p = 2^-n: 6 seeds reach 0.025, 5 never
-    assert pilot.score_power([1.0] * 3, [0.0] * 3, 6) == 1.0
-    assert pilot.score_power([1.0] * 3, [0.0] * 3, 5) == 0.0
+    assert power.score_power([1.0] * 3, [0.0] * 3, 6) == 1.0
+    assert power.score_power([1.0] * 3, [0.0] * 3, 5) == 0.0
     # no effect: the test's size, within the simulation's error (4,000 draws: 0.0025 at 0.025)
-    assert pilot.score_power([0.4, 0.2, 0.1], [0.4, 0.2, 0.1], 20) <= 0.025 + 3 * 0.0025
+    assert power.score_power([0.4, 0.2, 0.1], [0.4, 0.2, 0.1], 20) <= 0.025 + 3 * 0.0025
     # equivalence: both lines at 0 on every seed, the two one-sided p are 2^-n each
-    assert pilot.score_power([0.0] * 3, [0.0] * 3, 6, margin=0.2) == 1.0
-    assert pilot.score_power([0.0] * 3, [0.0] * 3, 5, margin=0.2) == 0.0
+    assert power.score_power([0.0] * 3, [0.0] * 3, 6, margin=0.2) == 1.0
+    assert power.score_power([0.0] * 3, [0.0] * 3, 5, margin=0.2) == 0.0
     # a sure difference of one size in three (1/3) lies beyond the margin 0.2: never equivalent
-    assert pilot.score_power([1.0, 0.0, 0.0], [0.0] * 3, 20, margin=0.2) == 0.0
+    assert power.score_power([1.0, 0.0, 0.0], [0.0] * 3, 20, margin=0.2) == 0.0
 
 
 def test_share_power_by_hand():
     # 2 of 2 against chance 0.1: p = 0.01 <= 0.025, 1 of 2: p = 0.19; a sure finder always reaches 2
-    assert pilot.share_power(1.0, 0.1, 2) == 1.0
-    assert pilot.share_power(0.5, 0.1, 2) == pytest.approx(0.25)
-    assert pilot.share_power(0.1, 0.1, 20) <= 0.025
+    assert power.share_power(1.0, 0.1, 2) == 1.0
+    assert power.share_power(0.5, 0.1, 2) == pytest.approx(0.25)
+    assert power.share_power(0.1, 0.1, 20) <= 0.025
 
 
 def test_price_of_a_design_by_hand():
     runs = [{"line": "dqn", "size": 10, "seed": 0, "episodes_run": 1000, "wall_s": 10.0, "bsuite_solve_episode": None},
             {"line": "cts", "size": 10, "seed": 0, "episodes_run": 100, "wall_s": 1.0, "bsuite_solve_episode": 100}]
     fake = {"runs": runs, "seeds": [0], "seed_wall_s": [7.0], "workers": 2, "probe": []}
-    assert pilot.agent_rates(fake) == {"dqn": 1000.0, "cts": 1000.0}  # agent steps / s
-    assert pilot.run_overhead(fake) == pytest.approx((7.0 * 2 - 11.0) / 2)  # 1.5 s a run
+    assert power.agent_rates(fake) == {"dqn": 1000.0, "cts": 1000.0}  # agent steps / s
+    assert power.run_overhead(fake) == pytest.approx((7.0 * 2 - 11.0) / 2)  # 1.5 s a run
     # 4 seeds: dqn 4 x (10,000 steps / 1000 + 1.5) = 46 s, cts 4 x (1,000 / 1000 + 1.5) = 10 s, on 2 workers
-    assert pilot.design_minutes(fake, ["dqn", "cts"], [10], [1000], 4) == pytest.approx(56 / 2 / 60)
+    assert power.design_minutes(fake, ["dqn", "cts"], [10], [1000], 4) == pytest.approx(56 / 2 / 60)
     with pytest.raises(ValueError, match="no measured rate"):
-        pilot.design_minutes(fake, ["kit"], [10], [1000], 4)
+        power.design_minutes(fake, ["kit"], [10], [1000], 4)
 
 
 def test_the_pilot_refuses_a_verdict_or_seen_seed_before_any_run(tmp_path):
@@ -83,7 +85,7 @@ def test_the_pilot_refuses_a_verdict_or_seen_seed_before_any_run(tmp_path):
 
 
 def test_the_seen_seeds_read_from_the_first_studys_report():
-    seen = pilot.seen_values()  # frozen from docs/study-report at 3ab3e3d, before the re-run replaced it
+    seen = power.seen_values()  # frozen from docs/study-report at 3ab3e3d, before the re-run replaced it
     assert seen["paper_cts"]["seeds"] == list(range(401, 411)) and seen["paper_cts"]["size"] == 14
     assert sum(seen["paper_cts"]["solved"]) == 1 and sum(seen["dqn"]["solved"]) == 0  # 1 of 10 against 0
     assert sum(seen["paper_cts_scale"]["solved"]) == 7  # the sensitivity line: 7 of 10
@@ -154,10 +156,15 @@ def test_train_line_paper_cts_horizon_resolves_per_size(tmp_path):
 
 
 def test_a_claim_that_differs_between_the_readings_depends_on_the_bonus_scale(tmp_path):
+    import dataclasses
+
     from pcnn_explore.experiments.agents import deep_sea_claims as dc
+    from pcnn_explore.experiments.agents import deep_sea_figures as dsf
     from pcnn_explore.experiments.agents.deep_sea_study import DeepSeaStudy, DeepSeaStudySettings, RunValues
     from pcnn_explore.report.first_screen import notebook_row
+    from pcnn_explore.report.index import notebook_verdict
     from pcnn_explore.run.lines import line
+    from pcnn_explore.study import DEPENDS_ON_SCALE, decide_again, metrics_record
 
     seeds = tuple(range(701, 707))
     settings = DeepSeaStudySettings(profile="study", sizes=(10,), episodes=(100,), seeds=seeds, workers=1)
@@ -169,31 +176,29 @@ def test_a_claim_that_differs_between_the_readings_depends_on_the_bonus_scale(tm
 
     runs = [run(k, s, k == "paper_cts") for k in ("paper_cts", "paper_cts_horizon", "dqn") for s in seeds]
     study = DeepSeaStudy(settings, lines, runs)
-    claim = pre.Claim("cts_bonus_explores", "paper", "the CTS bonus makes DQN explore", ("paper_cts", "dqn"), "score",
-                      "sign_flip", second_reading=("paper_cts_horizon", "dqn"))
-    d = dc.decide_claim(claim, study)
-    # at 0.05: 6 of 6 seeds score 1 against 0, p = 2^-6 (agrees); at the horizon reading 0 against 0 (inconclusive)
-    assert d["verdict"] == dc.DEPENDS_ON_SCALE
-    assert d["readings"]["bonus scale 0.05"]["verdict"] == "agrees"
-    assert d["readings"]["bonus scale 0.05"]["p_value"] == pytest.approx(2 ** -6)
-    assert d["readings"]["horizon bonus scale"]["verdict"] == "inconclusive"
-    assert d["sentence"].startswith("depends on the bonus scale: at 0.05, agrees")
+    claim = pre.plan("07").claim("cts_bonus_explores")  # decided under the horizon reading too (SECOND_READINGS)
     plan = pre.Plan("07", "Fig. 5", "x", ("paper_cts", "paper_cts_horizon", "dqn"), (10,), (100,), seeds, (claim,))
-    decided = dc.decide_plan(plan, study)
-    assert decided["verdict"] == "partly"  # the two readings: one agrees, one undecided
-    row = notebook_row("07_dqn_pixelcnn", {"profile": "study", "claims": decided["claims"],
-                                           "summary": {"verdict": decided["verdict"]}}, decided["verdict"])
+    values = lambda k, q: dc.claim_values(study, k, q)  # noqa: E731
+    (d,) = dc.decisions(plan, values, study.labels, dsf.chance(study))
+    # at 0.05: 6 of 6 seeds score 1 against 0, p = 2^-6 (agrees); at the horizon reading 0 against 0 (inconclusive)
+    readings = dict(d.readings)
+    assert d.word == DEPENDS_ON_SCALE
+    assert readings["bonus scale 0.05"].word == "agrees"
+    assert readings["bonus scale 0.05"].p == pytest.approx(2 ** -6)
+    assert readings["horizon bonus scale"].word == "inconclusive"
+    assert d.sentence.startswith("depends on the bonus scale: at 0.05, agrees")
+    assert decide_again(d) == d  # a re-render decides both readings again, to the same
+    metrics = {"profile": "study", **metrics_record([d])}
+    word, sentence = notebook_verdict(metrics)
+    assert word == "partly"  # the two readings: one agrees, one undecided
+    row = notebook_row("07_dqn_pixelcnn", metrics, word, sentence)
     assert "depends on the bonus scale" in row.number
     assert "bonus scale 0.05, score difference 1" in row.number and "horizon bonus scale, score difference 0" in row.number
     # the same verdict under both readings: the claim's own word, the second reading named in its sentence
-    same = dataclasses_replace(claim, second_reading=("paper_cts", "dqn"))
-    assert dc.decide_claim(same, study)["verdict"] == "agrees"
-
-
-def dataclasses_replace(obj, **changes):
-    import dataclasses
-
-    return dataclasses.replace(obj, **changes)
+    both = dataclasses.replace(plan, lines=("paper_cts", "dqn"))
+    same = dc.decisions(both, lambda k, q: values("paper_cts" if k == "paper_cts_horizon" else k, q),
+                        study.labels, dsf.chance(study))[0]
+    assert same.word == "agrees" and "the horizon reading of the bonus scale too: agrees" in same.sentence
 
 
 def test_a_sweep_resolves_a_line_set_per_size_on_each_deep_sea_size(capsys, tmp_path):
@@ -217,24 +222,27 @@ def test_a_sweep_resolves_a_line_set_per_size_on_each_deep_sea_size(capsys, tmp_
 def test_rerender_keeps_a_stored_study_decided_where_the_new_plan_lacks_the_seeds():
     # 09's "c = 1 does as well as c = 0.1" is declared not testable for the new design (too few seeds at
     # DeepSea-10); runs of an earlier design that decided it (401-410) are decided again on their own
-    # values, never "on this task"; a run of the new design keeps its "too few seeds"
-    from pcnn_explore.report.rerender import redecide
-    from pcnn_explore.verdicts import TOO_FEW_SEEDS
-
-    assert pre.PLANS["09"].claim("robust_c1").reason == "too few seeds"
-    earlier = {"kind": "paper", "claim": "c = 1 does as well as c = 0.1", "verdict": "inconclusive",
-               "test": "sign_flip_tost", "quantity": "score", "margin": 0.2, "labels": ["c = 1", "c = 0.1"],
-               "values": [0.0] * 10, "values_b": [0.0] * 10, "sentence": "inconclusive: ..."}
-    again = redecide("09_pg_scale", {"profile": "study", "summary": {"verdict": "inconclusive"},
-                                     "claims": {"robust_c1": earlier}})["claims"]["robust_c1"]
-    assert again["reason"] != "not testable on this task" and again["test"] == "sign_flip_tost"
+    # claim and values, never "on this task"; a run of the new design keeps its "too few seeds"
+    import dataclasses
     import json
     from pathlib import Path
 
+    from pcnn_explore.study import Decision, decide, decide_again, decisions_of
+    from pcnn_explore.verdicts import TOO_FEW_SEEDS
+
+    declared = pre.PLANS["09"].claim("robust_c1")
+    assert (declared.test, declared.reason) == ("not_testable", TOO_FEW_SEEDS)
+    earlier = dataclasses.replace(declared, test="sign_flip_tost", reason="", note="",
+                                  labels=("c = 1", "c = 0.1"), measure="score c = 1 - c = 0.1")
+    d = decide(earlier, [1.0] * 10, [1.0] * 10, seeds=range(401, 411))
+    again = decide_again(Decision.from_record(json.loads(json.dumps(d.to_record()))))
+    assert again == d and again.test == "sign_flip_tost" and again.word == "agrees" and again.reason == ""
     shipped = json.loads((Path(__file__).resolve().parents[1] / "docs" / "study-report" / "09_pg_scale" /
-                          "metrics.json").read_text())["claims"]["robust_c1"]
-    assert shipped["reason"] == TOO_FEW_SEEDS and shipped["sentence"].startswith(
+                          "metrics.json").read_text())
+    robust = next(x for x in decisions_of(shipped) if x.name == "robust_c1")
+    assert robust.reason == TOO_FEW_SEEDS and robust.sentence.startswith(
         "not testable: too few seeds at this profile (needs 88 per line")
+    assert decide_again(robust) == robust
 
 
 def test_the_power_analysis_gives_the_preregistered_record_exactly():
@@ -242,9 +250,9 @@ def test_the_power_analysis_gives_the_preregistered_record_exactly():
     # verdict runs, the claims declared underpowered included (their power is the plan's reason)
     import json
 
-    from pcnn_explore.experiments.agents.preregistered_power import DESIGNS, POWER
+    from pcnn_explore.study.preregistered.deep_sea_power import DESIGNS, POWER
 
-    got = pilot.analyse()
+    got = power.analyse()
     plain = lambda x: json.loads(json.dumps(x, sort_keys=True, default=list))  # noqa: E731 (tuples as lists)
     assert plain(got["designs"]) == plain(DESIGNS)
     assert plain(got["claims"]) == plain(POWER)

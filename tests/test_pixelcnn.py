@@ -78,7 +78,7 @@ def test_flat_rmsprop_matches_torch_rmsprop_with_decay_as_alpha():
     torch.manual_seed(2)
     a = PixelCNN(5, 6, levels=4)
     b = copy.deepcopy(a)
-    ours = FlatRMSprop(a, lr=1e-2, alpha=0.95, eps=1e-4, momentum=0.9)
+    ours = FlatRMSprop(a, lr=1e-2, alpha=0.95, eps=1e-4, momentum=0.9, form="torch")  # the torch reading
     ref = torch.optim.RMSprop(b.parameters(), lr=1e-2, alpha=0.95, eps=1e-4, momentum=0.9, centered=False)
     x, t = torch.rand(1, 30), torch.randint(0, 4, (1, 30))
     for _ in range(5):
@@ -186,7 +186,8 @@ def _autograd_reference_update(net, opt, frame: np.ndarray, levels: int, lr: flo
 @pytest.mark.parametrize("schedule", ["constant", "inverse", "inverse_sqrt"])
 def test_update_equals_an_autograd_step_with_torch_rmsprop(schedule):
     # float64: the hand-written gradients and the flat optimiser are the textbook step, to rounding
-    m = PixelCNNDensity(5, 7, 4, lr=0.01, lr_schedule=schedule, seed=3, dtype=torch.float64)
+    # (the torch reading; the paper's tf1 reading against its formulas: tests/test_optimizer_readings.py)
+    m = PixelCNNDensity(5, 7, 4, lr=0.01, lr_schedule=schedule, seed=3, dtype=torch.float64, rmsprop="torch")
     ref_net = PixelCNN(5, 7, levels=4).double()
     ref_net.load_state_dict(m.net.state_dict())
     ref_opt = torch.optim.RMSprop(ref_net.parameters(), lr=0.01, alpha=0.95, eps=1e-4, momentum=0.9, centered=False)
@@ -201,18 +202,21 @@ def test_update_equals_an_autograd_step_with_torch_rmsprop(schedule):
         torch.testing.assert_close(p, q, rtol=1e-10, atol=1e-12)
 
 
-def test_hand_written_gradients_equal_autograd_on_42x42():
-    assert_hand_gradients_equal_autograd(PixelCNNDensity(seed=2, dtype=torch.float64))
+@pytest.mark.parametrize("rmsprop", ["tf1", "torch"])
+def test_hand_written_gradients_equal_autograd_on_42x42(rmsprop):
+    assert_hand_gradients_equal_autograd(PixelCNNDensity(seed=2, dtype=torch.float64, rmsprop=rmsprop))
 
 
 def assert_hand_gradients_equal_autograd(m: PixelCNNDensity) -> None:
-    """The hand-written backward of the online step writes autograd's gradient (float64 model)."""
+    """The hand-written backward of the online step writes autograd's gradient (float64 model) of
+    the reading's loss: the per-pixel mean cross-entropy (tf1), or the summed one (torch)."""
     from pcnn_explore.density.pixelcnn_step import OnlineStep, pixel_log_probs
 
     frame = np.random.default_rng(1).integers(0, 8, (1, 42 * 42)).astype(np.uint8)
     t = torch.from_numpy(frame).long()
     m.optimizer.zero_grad()
-    (-torch.log_softmax(m.net(t.double() / 7), -1).gather(-1, t.unsqueeze(-1)).sum()).backward()
+    nll = -torch.log_softmax(m.net(t.double() / 7), -1).gather(-1, t.unsqueeze(-1)).sum()
+    (nll / (42 * 42) if m.rmsprop == "tf1" else nll).backward()
     expected = m.optimizer.flat_grad.clone()
     step = OnlineStep(m)
     step.frame.copy_(torch.from_numpy(frame))
@@ -223,12 +227,13 @@ def assert_hand_gradients_equal_autograd(m: PixelCNNDensity) -> None:
     torch.testing.assert_close(m.optimizer.flat_grad, expected, rtol=1e-12, atol=1e-12)
 
 
-def test_flat_rmsprop_takes_the_learning_rate_as_a_tensor():
+@pytest.mark.parametrize("form", ["tf1", "torch"])
+def test_flat_rmsprop_takes_the_learning_rate_as_a_tensor(form):
     # the CUDA graph reads lr from a tensor; on the CPU both forms give the same step
     torch.manual_seed(5)
     a = PixelCNN(4, 4, levels=4)
     b = copy.deepcopy(a)
-    opts = [FlatRMSprop(net, lr=0.0, alpha=0.95, eps=1e-4, momentum=0.9) for net in (a, b)]
+    opts = [FlatRMSprop(net, lr=0.0, alpha=0.95, eps=1e-4, momentum=0.9, form=form) for net in (a, b)]
     lr_tensor = torch.zeros(())
     x, t = torch.rand(1, 16), torch.randint(0, 4, (1, 16))
     for n in range(1, 6):

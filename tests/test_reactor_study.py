@@ -1,17 +1,20 @@
 """Notebook 13's pieces on hand-made values: the lines (the paper's CTS form on both sides of every
 paper claim, the kit's lines apart), each claim decided by the exact sign flip paired by seed id
-(agrees, differs, inconclusive, not testable), the kit's traces_cut never in the paper verdict, one
+(agrees, differs, inconclusive, not testable) by the study layer, the kit's traces_cut never in the
+paper verdict, one
 run's values from a hand-made log (the score counts bsuite's logged solve episode), the trace summary
 from a hand-made traces.csv, and the settings' checks (the study profile refuses too few seeds and
 tuning seeds before any training)."""
 from __future__ import annotations
 
 import csv
+import dataclasses
 import math
 
 import pytest
 
 from pcnn_explore.experiments.agents import reactor_study as rs
+from pcnn_explore.study import notebook_words
 from pcnn_explore.run.log import LOG_COLUMNS
 from pcnn_explore.run.trace_log import TRACE_COLUMNS
 
@@ -32,6 +35,16 @@ def _study(base, bonus, dqn, products, beta=0.1, kit=None):
     traces = {v: {"from_start_product": [math.nan] * n} for v in lines if v.startswith("reactor")}
     traces["reactor_cts"] = {"from_start_product": list(products)}
     return {"per_seed": per, "dqn_mmc_beta": beta, "runs": [], "traces": traces}
+
+
+def _decide(study, seeds=SEEDS, lines=PAPER_LINES):
+    """Each claim decided (:func:`rs.decisions`) by its name."""
+    return {d.name: d for d in rs.decisions(study, seeds, lines)}
+
+
+def _words(decided):
+    """(the notebook's word, its kit word) of the decided claims."""
+    return notebook_words(list(decided.values()))
 
 
 def test_every_paper_claim_compares_the_papers_cts_form_on_both_sides():
@@ -63,51 +76,52 @@ def test_every_paper_claim_compares_the_papers_cts_form_on_both_sides():
 def test_claims_that_hold_on_every_seed_agree_with_p_two_to_the_minus_ten():
     base, bonus = [0.0] * 10, [0.5] * 5 + [0.7] * 5  # Reactor-CTS above Reactor on every seed
     dqn = [0.9] * 10  # DQN-CTS + MMC above Reactor-CTS on every seed
-    c = rs.decide(_study(base, bonus, dqn, [0.01] * 10), SEEDS, PAPER_LINES)
+    c = _decide(_study(base, bonus, dqn, [0.01] * 10))
     assert set(c) == {"bonus_helps_reactor", "dqn_mmc_above_reactor_bonus", "traces_cut"}
     helps = c["bonus_helps_reactor"]
-    assert (helps["word"], helps["kind"], helps["lines"], helps["test"], helps["n"]) == (
-        "agrees", "paper", ["reactor_cts", "reactor"], "sign_flip", 10)
-    assert helps["p_value"] == 2.0 ** -10 and helps["estimate"] == pytest.approx(0.6)  # only all-plus reaches 6.0
-    assert helps["labels"] == ["Reactor-CTS", "Reactor"] and helps["values"] == bonus and helps["values_b"] == base
+    assert (helps.word, helps.kind, helps.claim.lines, helps.test, helps.n) == (
+        "agrees", "paper", ("reactor_cts", "reactor"), "sign_flip", 10)
+    assert helps.p == 2.0 ** -10 and helps.estimate == pytest.approx(0.6)  # only all-plus reaches 6.0
+    assert helps.claim.labels == ("Reactor-CTS", "Reactor") and helps.values == tuple(bonus) and helps.values_b == tuple(base)
+    assert helps.seeds == SEEDS and helps.claim.measure == "AUC Reactor-CTS - Reactor"
     sec42 = c["dqn_mmc_above_reactor_bonus"]
-    assert (sec42["word"], sec42["lines"], sec42["p_value"], sec42["n"]) == ("agrees", ["cts_mmc", "reactor_cts"],
+    assert (sec42.word, sec42.claim.lines, sec42.p, sec42.n) == ("agrees", ("cts_mmc", "reactor_cts"),
                                                                             2.0 ** -10, 10)
-    assert sec42["estimate"] == pytest.approx(0.3)
+    assert sec42.estimate == pytest.approx(0.3)
     # traces_cut: beta - product = 0.09 on all 10 seeds: p = 2^-10, and it is the kit's
     t = c["traces_cut"]
-    assert (t["word"], t["kind"], t["p_value"], t["n"], t["mmc_beta"]) == ("agrees", "kit", 2.0 ** -10, 10, 0.1)
-    assert rs.overall("study", c) == "agrees" and rs.kit_overall("study", c) == "agrees"
-    assert rs.overall("smoke", c) == "not testable: too few seeds at this profile (smoke runs check the plumbing only)"
+    assert (t.word, t.kind, t.p, t.n, t.test) == ("agrees", "kit", 2.0 ** -10, 10, "sign_flip")
+    assert t.values == pytest.approx((0.09,) * 10) and t.claim.measure == "MMC mix 0.1 - prod c from x_0 (Reactor-CTS)"
+    assert _words(c)[0] == "agrees" and _words(c)[1] == "agrees"
 
 
 def test_traces_cut_is_the_kits_and_never_changes_the_paper_verdict():
     base, bonus, dqn = [0.0] * 10, [0.6] * 10, [0.9] * 10
-    below = rs.decide(_study(base, bonus, dqn, [0.01] * 10), SEEDS, PAPER_LINES)
-    above = rs.decide(_study(base, bonus, dqn, [0.5] * 10), SEEDS, PAPER_LINES)  # every product above beta 0.1
-    assert below["traces_cut"]["word"] == "agrees" and above["traces_cut"]["word"] == "differs"
-    assert above["traces_cut"]["p_value"] == 1.0  # beta - product = -0.4 on every seed
-    assert rs.overall("study", below) == rs.overall("study", above) == "agrees"
-    assert rs.kit_overall("study", below) == "agrees" and rs.kit_overall("study", above) == "differs"
+    below = _decide(_study(base, bonus, dqn, [0.01] * 10))
+    above = _decide(_study(base, bonus, dqn, [0.5] * 10))  # every product above beta 0.1
+    assert below["traces_cut"].word == "agrees" and above["traces_cut"].word == "differs"
+    assert above["traces_cut"].p == 1.0  # beta - product = -0.4 on every seed
+    assert _words(below)[0] == _words(above)[0] == "agrees"
+    assert _words(below)[1] == "agrees" and _words(above)[1] == "differs"
     # without the paper claims the traces alone give no paper verdict
     only = {"traces_cut": below["traces_cut"]}
-    assert rs.overall("study", only).startswith("not testable: too few seeds at this profile")
-    assert rs.kit_overall("study", only) == "agrees"
+    assert _words(only)[0] == _words({})[0] and _words(only)[0] not in ("agrees", "differs")  # as if none were made
+    assert _words(only)[1] == "agrees"
     # fewer than 2 seeds with a replay: not testable (too few seeds), still the kit's
-    one = rs.decide(_study(base, bonus, dqn, [0.01] + [math.nan] * 9), SEEDS, PAPER_LINES)["traces_cut"]
-    assert one["word"] == "not testable" and one["kind"] == "kit" and "1 seed(s)" in one["sentence"]
-    assert one["sentence"].startswith("not testable: too few seeds at this profile")
-    assert one["product_seeds"] == [401] and one["products"] == [0.01]
+    one = _decide(_study(base, bonus, dqn, [0.01] + [math.nan] * 9))["traces_cut"]
+    assert one.word == "not testable" and one.kind == "kit" and one.why == "needs 6 per line, has 1"
+    assert one.sentence.startswith("not testable: too few seeds at this profile")
+    assert one.seeds == (401,) and one.values == pytest.approx((0.09,))
 
 
 def test_claims_that_go_the_other_way_differ():
     base, bonus = [0.3] * 10, [0.1] * 10  # Reactor-CTS below Reactor on every seed
     dqn = [0.0] * 10  # DQN-CTS + MMC below Reactor-CTS
-    c = rs.decide(_study(base, bonus, dqn, [0.5] * 10), SEEDS, PAPER_LINES)
-    assert {k: x["word"] for k, x in c.items()} == {"bonus_helps_reactor": "differs",
+    c = _decide(_study(base, bonus, dqn, [0.5] * 10))
+    assert {k: x.word for k, x in c.items()} == {"bonus_helps_reactor": "differs",
                                                      "dqn_mmc_above_reactor_bonus": "differs", "traces_cut": "differs"}
-    assert c["bonus_helps_reactor"]["p_value"] == 1.0 and c["bonus_helps_reactor"]["estimate"] == pytest.approx(-0.2)
-    assert rs.overall("study", c) == "differs"
+    assert c["bonus_helps_reactor"].p == 1.0 and c["bonus_helps_reactor"].estimate == pytest.approx(-0.2)
+    assert _words(c)[0] == "differs"
 
 
 def test_all_or_nothing_seeds_are_decided_by_the_exact_sign_flip():
@@ -115,51 +129,51 @@ def test_all_or_nothing_seeds_are_decided_by_the_exact_sign_flip():
     # the sign flip moves only the five 1s: p = P(all five +) = 2^-5 = 0.03125 > 0.025: inconclusive
     # (a paired t interval, mean 0.5, sd 0.527, would call it: t = 3.0 > 2.262)
     base, dqn = [0.0] * 10, [1.0] * 10
-    five = rs.decide(_study(base, [1.0, 0.0] * 5, dqn, [math.nan] * 10), SEEDS, PAPER_LINES)["bonus_helps_reactor"]
-    assert five["word"] == "inconclusive" and five["p_value"] == 2.0 ** -5 and five["n"] == 10
+    five = _decide(_study(base, [1.0, 0.0] * 5, dqn, [math.nan] * 10))["bonus_helps_reactor"]
+    assert five.word == "inconclusive" and five.p == 2.0 ** -5 and five.n == 10
     # six of ten: p = 2^-6 = 0.015625 <= 0.025: agrees
-    six = rs.decide(_study(base, [1.0] * 6 + [0.0] * 4, dqn, [math.nan] * 10), SEEDS, PAPER_LINES)
-    assert six["bonus_helps_reactor"]["word"] == "agrees" and six["bonus_helps_reactor"]["p_value"] == 2.0 ** -6
+    six = _decide(_study(base, [1.0] * 6 + [0.0] * 4, dqn, [math.nan] * 10))
+    assert six["bonus_helps_reactor"].word == "agrees" and six["bonus_helps_reactor"].p == 2.0 ** -6
     # DQN-CTS 1 on every seed against Reactor-CTS's [1, 0] * 5 / six ones: the same arithmetic
-    assert six["dqn_mmc_above_reactor_bonus"]["p_value"] == 2.0 ** -4  # four seeds where DQN leads
-    assert six["dqn_mmc_above_reactor_bonus"]["word"] == "inconclusive"
-    assert rs.overall("study", six) == "partly"
+    assert six["dqn_mmc_above_reactor_bonus"].p == 2.0 ** -4  # four seeds where DQN leads
+    assert six["dqn_mmc_above_reactor_bonus"].word == "inconclusive"
+    assert _words(six)[0] == "partly"
 
 
 def test_two_seeds_are_not_testable():
-    two = rs.decide(_study([0.0, 0.0], [1.0, 1.0], [1.0, 1.0], [0.01, 0.02]), (0, 1), PAPER_LINES)
+    two = _decide(_study([0.0, 0.0], [1.0, 1.0], [1.0, 1.0], [0.01, 0.02]), seeds=(0, 1))
     # min p over 2 seeds: 2^-2 = 0.25 > 0.025
-    assert {k: x["word"] for k, x in two.items()} == {k: "not testable" for k in two}
-    assert two["bonus_helps_reactor"]["p_value"] == 0.25 and two["bonus_helps_reactor"]["n"] == 2
-    assert rs.overall("study", two) == "not testable: too few seeds at this profile"
+    assert {k: x.word for k, x in two.items()} == {k: "not testable" for k in two}
+    assert two["bonus_helps_reactor"].p == 0.25 and two["bonus_helps_reactor"].n == 2
+    assert _words(two)[0].startswith("not testable: too few seeds at this profile")
 
 
 def test_kit_lines_get_kit_claims_only():
     base, bonus, dqn = [0.0] * 10, [0.0] * 10, [0.0] * 10  # the paper's lines show nothing
     kit = ([0.8] * 10, [0.9] * 10)  # the kit's PixelCNN lines lead on every seed
-    c = rs.decide(_study(base, bonus, dqn, [math.nan] * 10, kit=kit), SEEDS, ALL_LINES)
-    assert c["position_bias_helps_reactor"]["kind"] == "kit" and c["position_bias_helps_reactor"]["word"] == "agrees"
-    assert c["kit_dqn_above_reactor_bonus"]["lines"] == ["pixelcnn_pos_mmc", "reactor_pixelcnn_pos"]
-    assert c["kit_dqn_above_reactor_bonus"]["word"] == "agrees"
+    c = _decide(_study(base, bonus, dqn, [math.nan] * 10, kit=kit), lines=ALL_LINES)
+    assert c["position_bias_helps_reactor"].kind == "kit" and c["position_bias_helps_reactor"].word == "agrees"
+    assert c["kit_dqn_above_reactor_bonus"].claim.lines == ("pixelcnn_pos_mmc", "reactor_pixelcnn_pos")
+    assert c["kit_dqn_above_reactor_bonus"].word == "agrees"
     # differences all 0 on the paper's lines: p = 1 both ways: inconclusive; the kit's agreement never lifts it
-    assert c["bonus_helps_reactor"]["word"] == "inconclusive" and c["bonus_helps_reactor"]["p_value"] == 1.0
-    assert rs.overall("study", c) == "inconclusive"
+    assert c["bonus_helps_reactor"].word == "inconclusive" and c["bonus_helps_reactor"].p == 1.0
+    assert _words(c)[0] == "inconclusive"
     # two kit claims agree; traces_cut had no replay: not testable (too few seeds), so every testable one agrees
-    assert c["traces_cut"]["word"] == "not testable" and rs.kit_overall("study", c) == "agrees"
-    assert all(x["kind"] == "kit" for k, x in c.items() if set(x["lines"]) & {"reactor_pixelcnn_pos", "pixelcnn_pos_mmc"})
-    with pytest.raises(ValueError, match="kind must be paper or kit"):
-        rs.overall("study", {"x": {"word": "agrees"}})
+    assert c["traces_cut"].word == "not testable" and _words(c)[1] == "agrees"
+    assert all(x.kind == "kit" for k, x in c.items() if set(x.claim.lines) & {"reactor_pixelcnn_pos", "pixelcnn_pos_mmc"})
+    with pytest.raises(ValueError, match="kind must be one of"):
+        dataclasses.replace(rs.CLAIMS[0], kind="reactor")
 
 
 def test_claims_not_run_are_left_out():
-    c = rs.decide(_study([0.1] * 10, [0.2] * 10, [0.3] * 10, [math.nan] * 10), SEEDS, ("reactor",))
-    assert c == {} and rs.overall("study", c).startswith("not testable") and rs.kit_overall("study", c) is None
+    c = _decide(_study([0.1] * 10, [0.2] * 10, [0.3] * 10, [math.nan] * 10), lines=("reactor",))
+    assert c == {} and not _words(c)[0].startswith(("agrees", "differs")) and _words(c)[1] is None
 
 
 def test_summary_and_rows_say_each_claims_kind_test_p_and_n():
-    s = rs.ReactorStudySettings.preset("study", variants=PAPER_LINES)
+    s = rs.ReactorStudySettings.preset("study", variants=PAPER_LINES, seeds=SEEDS)
     summ = rs.summary(s, _study([0.0] * 10, [0.6] * 10, [0.9] * 10, [0.5] * 10))
-    assert summ["verdict"] == "agrees" and summ["kit_verdict"] == "differs"
+    assert summ["word"] == "agrees" and summ["kit_word"] == "differs"
     assert any(line.startswith("paper: the bonus helps Reactor") and "test sign_flip, n = 10" in line
                for line in summ["lines"])
     assert any(line.startswith("kit: Retrace's trace product") for line in summ["lines"])

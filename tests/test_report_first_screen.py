@@ -5,6 +5,7 @@ Read on hand-made metrics and on the shipped docs/study-report, which must also 
 machine that made it and decide no claim on fewer than 6 seeds."""
 from __future__ import annotations
 
+import dataclasses
 import html
 import json
 import re
@@ -17,27 +18,37 @@ from pcnn_explore.report.compact import relative_paths
 from pcnn_explore.report.first_screen import SCORES, decision_rule, deep_sea_scores, notebook_row, legend_of_tests
 from pcnn_explore.report.rerender import rerender
 from pcnn_explore.report.tables import plain_words
-from pcnn_explore.verdicts import MIN_SEEDS, leaves_floor
+from pcnn_explore.study import Claim, Decision, metrics_record
+from pcnn_explore.verdicts import MIN_SEEDS, TOO_FEW_SEEDS, leaves_floor
 
 _REPORT = Path(__file__).resolve().parents[1] / "docs" / "study-report"
 _DECIDED = ("agrees", "differs", "inconclusive")
 
 
 def _record(word, values, values_b, p, sentence, test="sign_flip", kind="paper", **extra):
-    return {"kind": kind, "claim": extra.pop("claim", "A above B"), "verdict": word, "sentence": sentence,
-            "estimate": 0.25, "interval": [0.1, 0.4], "p_value": p, "test": test, "n": len(values),
-            "labels": ["A", "B"], "quantity": "success_rate", "method": f"paired sign flip over {len(values)} seeds",
-            "values": values, "values_b": values_b, **extra}
+    """A decided claim as a notebook records it (:class:`pcnn_explore.study.Decision`), its word given by hand."""
+    claim = Claim("99_x", extra.pop("claim", "A above B"), kind, extra.pop("sentence_of_claim", None) or "", test,
+                  quantity="success_rate", unit="share of episodes", label=extra.pop("label", "success rate difference"),
+                  lines=("a", "b"), labels=("A", "B"), **({"margin": 0.1} if test.endswith("tost") else {}))
+    claim = dataclasses.replace(claim, sentence=claim.name)
+    return Decision(claim, word, sentence, test, estimate=extra.pop("estimate", 0.25), interval=extra.pop("interval", (0.1, 0.4)),
+                    p=p, n=len(values), method=extra.pop("method", f"paired sign flip over {len(values)} seeds"),
+                    values=values, values_b=values_b, **extra)
+
+
+def _metrics(*decisions, **top):
+    return {"profile": "study", **top, **metrics_record(decisions)}
 
 
 # ------------------------------------------------------------------ the row builder, by hand
 def test_a_row_gives_the_first_paper_claims_number_interval_n_and_why():
-    m = {"profile": "study", "paper": {"verdict": "A beats B (Fig. 1)"}, "claims": {
-        "first": _record("inconclusive", [0.5] * 8, [0.25] * 8, 0.0625, "inconclusive: ..."),
-        "kit": _record("agrees", [1.0] * 8, [0.0] * 8, 0.004, "agrees: ...", kind="kit", claim="kit's question"),
-        "second": _record("not testable", [0.0] * 8, [0.0] * 8, None,
-                          "not testable: the lines do not move (neither line leaves the floor 0 at one-sided 0.025)",
-                          test="sign_flip_tost", claim="A as good as B")}}
+    made = [_record("inconclusive", [0.5] * 8, [0.25] * 8, 0.0625, "inconclusive: ..."),
+            _record("agrees", [1.0] * 8, [0.0] * 8, 0.004, "agrees: ...", kind="kit", claim="kit's question"),
+            _record("not testable", [0.0] * 8, [0.0] * 8, None,
+                    "not testable: the lines do not move (neither line leaves the floor 0 at one-sided 0.025)",
+                    test="sign_flip_tost", claim="A as good as B", reason="the lines do not move",
+                    why="neither line leaves the floor 0 at one-sided 0.025")]
+    m = _metrics(*made, paper={"verdict": "A beats B (Fig. 1)"})
     row = notebook_row("99_x", m, "inconclusive")
     assert row.paper == "A beats B"
     # the paper's first claim (the kit's is never the row's number), its interval and its n
@@ -47,55 +58,49 @@ def test_a_row_gives_the_first_paper_claims_number_interval_n_and_why():
                           "undecided: one-sided p = 0.0625 > 0.025")
     # an agrees that leaves claims out says which; none where every paper claim agrees
     assert notebook_row("99_x", m, "agrees").reason == row.reason
-    m["claims"] = {k: {**r, "verdict": "agrees"} for k, r in m["claims"].items()}
+    m = _metrics(*(dataclasses.replace(d, word="agrees", reason="", why="") for d in made))
     assert notebook_row("99_x", m, "agrees").reason == ""
 
 
 def test_a_row_skips_paper_claims_that_give_no_number():
     # 09's first two claims need more seeds than its budget runs: not testable, no number
     not_powered = "not testable: too few seeds at this profile (needs 88 per line, power 0.17 with 40 seeds)"
-    m = {"profile": "study", "claims": {
-        "robust": {"kind": "paper", "claim": "c = 1 does as well as c = 0.1", "verdict": "not testable",
-                   "sentence": not_powered},
-        "sooner": _record("agrees", [100.0] * 8, [300.0] * 8, 0.004, "agrees: ...", claim="a larger c finds it sooner")}}
+    robust = Decision(Claim("99_x", "c = 1 does as well as c = 0.1", "paper", "c = 1 does as well as c = 0.1",
+                            "not_testable", reason=TOO_FEW_SEEDS, note="needs 88 per line, power 0.17 with 40 seeds"),
+                      "not testable", not_powered, "not_testable", TOO_FEW_SEEDS,
+                      "needs 88 per line, power 0.17 with 40 seeds")
+    sooner = _record("agrees", [100.0] * 8, [300.0] * 8, 0.004, "agrees: ...", claim="a larger c finds it sooner")
+    m = _metrics(robust, sooner)
     row = notebook_row("99_x", m, "agrees")
     assert row.number == ("a larger c finds it sooner: success rate difference 0.25 (share of episodes), 95% [0.1, 0.4], "
                           "n = 8 seeds")
     assert row.reason == "1 not testable, 1 agrees of 2 paper claims; not testable: too few seeds at this profile"
     # none gives a number: the row keeps the first paper claim, with no number, and its reason
-    del m["claims"]["sooner"]
-    row = notebook_row("99_x", m, "not testable")
+    row = notebook_row("99_x", _metrics(robust), "not testable")
     assert row.number == "" and row.reason == "not testable: too few seeds at this profile"
 
 
 def test_the_first_paper_claim_is_the_first_made_not_the_first_in_alphabetical_order(tmp_path):
-    from pcnn_explore.experiments.density.density_verdicts import claim_records
     from pcnn_explore.report.metrics import read_metrics, write_metrics
-    from pcnn_explore.verdicts import progress_verdict
+    from pcnn_explore.study import decide
 
-    # a density notebook's claims as it makes them: "zeta" first, "alpha" second, a kit claim between
-    made = {"zeta first": progress_verdict([0.5] * 6, 0.0, claim="zeta value"),
-            "kit reading": progress_verdict([2.0] * 6, 0.0, claim="kit value"),
-            "alpha second": progress_verdict([0.25] * 6, 0.0, claim="alpha value")}
-    records = claim_records(made, kit=("kit reading",))
-    assert [records[k]["order"] for k in made] == [0, 1, 2]
-    # metrics.json sorts its keys: read back, "alpha second" comes first in the file
-    write_metrics(tmp_path, {"profile": "study", "summary": {"verdict": "agrees over 6 seeds: ...", "claims": records}})
+    # a notebook's claims as it makes them: "zeta" first, "alpha" second, a kit claim between
+    def claim(name, kind="paper"):
+        return Claim("96_w", name, kind, name, "progress", label=name.split()[0] + " value", measure=name + " value")
+
+    made = [decide(claim("zeta first"), [0.5] * 6), decide(claim("kit reading", "kit"), [2.0] * 6),
+            decide(claim("alpha second"), [0.25] * 6)]
+    # metrics.json sorts its keys; the claims record is a list, read back in the order made
+    write_metrics(tmp_path, {"profile": "study", **metrics_record(made)})
     m = read_metrics(tmp_path)
-    assert list(m["summary"]["claims"]) == ["alpha second", "kit reading", "zeta first"]
     assert [c.claim for c in claims_of("96_w", m)] == ["zeta first", "alpha second", "kit reading"]
     row = notebook_row("96_w", m, "agrees")
     assert row.number == "zeta first: zeta value 0.5, 95% [0.5, 0.5], n = 6 seeds"  # no spread: a point
-    # records without an order keep the plan's order (07-10, 13), else the order they come in
-    bare = {k: {kk: vv for kk, vv in r.items() if kk != "order"} for k, r in m["summary"]["claims"].items()}
-    assert [c.claim for c in claims_of("96_w", {"summary": {"claims": bare}})] == ["alpha second", "zeta first",
-                                                                                  "kit reading"]
 
 
 def test_fisher_counts_carry_their_intervals_and_n():
-    m = {"profile": "study", "claims": {"c": _record("inconclusive", [1.0] + [0.0] * 9, [0.0] * 10, 0.5, "inconclusive",
-                                                     test="fisher", quantity="solved",
-                                                     intervals=[[0.0025, 0.445], [0.0, 0.308]])}}
+    m = _metrics(_record("inconclusive", [1.0] + [0.0] * 9, [0.0] * 10, 0.5, "inconclusive", test="fisher",
+                         label="seeds solved", intervals=[[0.0025, 0.445], [0.0, 0.308]]))
     (claim,) = claims_of("98_y", m)
     assert claim.number == "seeds solved 1/10 [0.0025, 0.445] vs 0/10 [0, 0.308]"
     assert notebook_row("98_y", m, "inconclusive").number == claim.number  # the counts hold n already
@@ -127,11 +132,13 @@ def test_the_deep_sea_scores_stand_in_place_of_a_word():
 
 
 def test_a_not_testable_claim_gives_its_reason_and_a_number_without_an_interval():
-    m = {"profile": "study", "summary": {"claims": {"PixelCNN PG does not vanish": {
-        "kind": "paper", "claim": "PixelCNN PG does not vanish", "verdict": "not testable",
-        "sentence": "not testable: too few seeds at this profile (needs 6 per line, has 3): PixelCNN's PG exponent b = "
-                    "0.157 over 3 seeds, 95% interval [-inf, inf] (sign flip)",
-        "label": "PixelCNN's PG exponent b", "estimate": 0.157, "interval": [None, None], "n": 3, "values": [0.2] * 3}}}}
+    from pcnn_explore.study import decide
+
+    c = Claim("00_pseudo_counts", "PixelCNN PG does not vanish", "paper", "PixelCNN PG does not vanish", "progress",
+              label="PixelCNN's PG exponent b", measure="PixelCNN's PG exponent b")
+    d = decide(c, [0.1, 0.157, 0.214])
+    assert d.sentence.startswith("not testable: too few seeds at this profile (needs 6 per line, has 3)")
+    m = _metrics(d)
     (claim,) = claims_of("00_pseudo_counts", m)
     assert claim.reason == "too few seeds at this profile (needs 6 per line, has 3)"
     row = notebook_row("00_pseudo_counts", m, "not testable")
@@ -140,20 +147,21 @@ def test_a_not_testable_claim_gives_its_reason_and_a_number_without_an_interval(
 
 
 def test_a_reason_whose_detail_runs_past_a_semicolon_keeps_its_bracket_closed():
-    m = {"profile": "study", "claims": {"c": {
-        "kind": "paper", "claim": "DQN-PixelCNN solves it", "verdict": "not testable", "test": "not_testable",
-        "sentence": "not testable: too few seeds at this profile (needs 39 per line, power 0.00 with 40; its lines "
-                    "(paper_pixelcnn) do not fit the budget)"}}}
+    from pcnn_explore.study import decide
+
+    note = "needs 39 per line, power 0.00 with 40; its lines (paper_pixelcnn) do not fit the budget"
+    m = _metrics(decide(Claim("98_y", "c", "paper", "DQN-PixelCNN solves it", "not_testable", reason=TOO_FEW_SEEDS,
+                              note=note)))
     (claim,) = claims_of("98_y", m)
     assert claim.reason == "too few seeds at this profile (needs 39 per line, power 0.00 with 40)"
 
 
 def test_the_decision_rule_counts_the_claims_tested():
-    m = {"profile": "study", "claims": {
-        "a": _record("agrees", [1.0] * 6, [0.0] * 6, 0.016, "agrees"),
-        "b": _record("inconclusive", [1.0] * 6, [0.0] * 6, 0.2, "inconclusive"),
-        "c": _record("not testable", [0.0] * 3, [0.0] * 3, None, "not testable: too few seeds at this profile"),
-        "k": _record("agrees", [1.0] * 6, [0.0] * 6, 0.016, "agrees", kind="kit")}}
+    m = _metrics(_record("agrees", [1.0] * 6, [0.0] * 6, 0.016, "agrees", claim="a"),
+                 _record("inconclusive", [1.0] * 6, [0.0] * 6, 0.2, "inconclusive", claim="b"),
+                 _record("not testable", [0.0] * 3, [0.0] * 3, None, "not testable: too few seeds at this profile",
+                         claim="c", reason=TOO_FEW_SEEDS),
+                 _record("agrees", [1.0] * 6, [0.0] * 6, 0.016, "agrees", kind="kit", claim="k"))
     assert decision_rule(claims_of("97_z", m)) == (
         "Each claim is tested at one-sided 0.025 with an exact test on at least 6 seeds per line (fewer seeds: not "
         "testable). Of the 3 paper claims here, 2 could be tested; if none of them held, about 2 x 0.025 = 0.05 "
@@ -187,16 +195,25 @@ def test_relative_paths_takes_the_machines_folder_out(tmp_path):
     assert relative_paths(folder) == []
 
 
-def test_rerender_decides_again_from_the_stored_values_and_says_what_changed(tmp_path):
-    nb = tmp_path / "02_episode_start_spikes"
+def _one_notebook_report(tmp_path, name, metrics):
+    nb = tmp_path / name
     nb.mkdir()
-    metrics = {"profile": "study", "paper": {"verdict": "spikes at episode starts"}, "summary": {
-        "seeds": [0, 2, 4], "spikes_near_start_fraction_per_seed": [1.0, 1.0, 1.0],
-        "chance_fraction_per_seed": [0.006, 0.007, 0.006],
-        "verdict": "agrees over 3 seeds: spikes at episode starts: agrees: near-start share - chance = 0.994"}}
     (nb / "metrics.json").write_text(json.dumps(metrics))
     (tmp_path / "index.json").write_text(json.dumps({"profile": "study", "notebooks": [
-        {"name": nb.name, "status": "ok", "seconds": 50.0, "output_dir": nb.name, "html": None}]}))
+        {"name": name, "status": "ok", "seconds": 50.0, "output_dir": name, "html": None}]}))
+    return nb
+
+
+def test_rerender_decides_again_from_the_stored_values_and_says_what_changed(tmp_path):
+    # a record that said "agrees" on 3 seeds: decided again from its stored values, not testable
+    claim = Claim("02_episode_start_spikes", "spikes at episode starts", "paper", "spikes at episode starts", "progress",
+                  label="near-start share - chance", measure="near-start share - chance")
+    values = [0.994, 0.993, 0.994]
+    stale = Decision(claim, "agrees", "agrees: near-start share - chance = 0.994", "sign_flip", estimate=0.994,
+                     p=0.125, n=3, values=values)
+    nb = _one_notebook_report(tmp_path, "02_episode_start_spikes", {
+        "profile": "study", "paper": {"verdict": "spikes at episode starts"}, **metrics_record([stale]),
+        "word": "agrees over 3 seeds: spikes at episode starts: agrees: near-start share - chance = 0.994"})
     (tmp_path / "README.md").write_text("head\n<!-- verdict changes: written by pcnn-explore reproduce --rerender -->\n"
                                         "old\n<!-- end of verdict changes -->\ntail\n")
     line = ("02: verdict changed under the 0.3 rules: was agrees, now not testable: too few seeds at this profile, "
@@ -204,8 +221,9 @@ def test_rerender_decides_again_from_the_stored_values_and_says_what_changed(tmp
     assert rerender(tmp_path) == [line]
     assert rerender(tmp_path) == [line]  # again: the run's verdict is still the one it was
     stored = json.loads((nb / "metrics.json").read_text())
-    assert stored["summary"]["verdict"].startswith("not testable: too few seeds at this profile")
-    assert stored["summary"]["claims"]["spikes at episode starts"]["values"] == [1.0, 1.0, 1.0]
+    assert stored["word"].startswith("not testable: too few seeds at this profile")
+    (record,) = stored["claims"]
+    assert record["values"] == values and record["word"] == "not testable"
     assert f"- {line}\n" in (tmp_path / "README.md").read_text() and "old" not in (tmp_path / "README.md").read_text()
     page = (tmp_path / "index.html").read_text()
     assert "Verdict changed under the 0.3 rules: was agrees, now not testable" in page
@@ -214,23 +232,26 @@ def test_rerender_decides_again_from_the_stored_values_and_says_what_changed(tmp
 
 
 def test_rerender_of_11_keeps_one_verdict_word_however_often_it_runs(tmp_path):
-    nb = tmp_path / "11_intrinsic_reward_episode"
-    nb.mkdir()
+    from pcnn_explore.study import decide
+
     head = "not testable: too few seeds at this profile (one recorded episode, no seeds): "
     episode = "in this episode pixelcnn peaks at room changes (>= 2x median) holds (pixelcnn bonus 2.65x the median)"
-    # a verdict that earlier re-renders had stacked their words in front of, twice
-    metrics = {"profile": "study", "density_model": "pixelcnn", "room_change_to_median": 2.65,
-               "paper": {"verdict": "the intrinsic reward peaks at milestones"},
-               "summary": {"verdict": head * 2 + episode, "room_change_to_median": 2.65}}
-    (nb / "metrics.json").write_text(json.dumps(metrics))
-    (tmp_path / "index.json").write_text(json.dumps({"profile": "study", "notebooks": [
-        {"name": nb.name, "status": "ok", "seconds": 5.0, "output_dir": nb.name, "html": None}]}))
+    claim = Claim("11_intrinsic_reward_episode", "milestones", "paper", "the intrinsic reward peaks at milestones",
+                  "not_testable", label="PixelCNN's bonus at room changes over its median", n_unit="episode",
+                  reason=TOO_FEW_SEEDS, note="one recorded episode, no seeds", method="one recorded episode")
+    d = decide(claim, [2.65], detail=episode)
+    assert d.sentence == head + episode
+    # a sentence that earlier re-renders had stacked their words in front of, twice
+    stacked = dataclasses.replace(d, sentence=head * 2 + episode)
+    nb = _one_notebook_report(tmp_path, "11_intrinsic_reward_episode",
+                              {"profile": "study", "paper": {"verdict": "the intrinsic reward peaks at milestones"},
+                               **metrics_record([stacked])})
     for _ in range(2):
         rerender(tmp_path)
         stored = json.loads((nb / "metrics.json").read_text())
-        assert stored["summary"]["verdict"] == head + episode
-    (record,) = stored["summary"]["claims"].values()
-    assert record["estimate"] == 2.65 and record["n_unit"] == "episode" and record["sentence"] == head + episode
+        (record,) = stored["claims"]
+        assert record["sentence"] == head + episode and stored["word"] == "not testable: too few seeds at this profile"
+    assert record["estimate"] == 2.65 and record["claim"]["n_unit"] == "episode"
     assert notebook_row(nb.name, stored, "not testable").number == (
         "PixelCNN's bonus at room changes over its median 2.65, n = 1 episode")
 
@@ -244,8 +265,8 @@ def _shipped():
 
 
 def _claim_records(m):
-    records = m.get("claims") if isinstance(m.get("claims"), dict) else (m.get("summary") or {}).get("claims")
-    return records if isinstance(records, dict) else {}
+    """name -> record of each claim of a metrics.json's claims record."""
+    return {c["name"]: c for c in m.get("claims") or []}
 
 
 def _overview_rows(page):
@@ -304,12 +325,15 @@ def test_the_shipped_first_screen_answers():
         assert re.search(r"\d", cells[2]), cells  # every row gives a number
         if cells[3] not in ("agrees",) and "colspan" not in row:
             assert cells[4], cells  # and says why where the word is not agrees
+    # 14 leads with bsuite's whole protocol: the kit's line and the paper's CTS line, each with its interval
+    from pcnn_explore.experiments.agents.deep_sea_summary import protocol_score_text
+
     scores = next(_cells(r) for r in rows if "14_deep_sea_scaling" in r)
-    lines = metrics["14_deep_sea_scaling"]["lines"]
-    expected = (f"DQN-CTS {lines['paper_cts']['score_mean']:.2f} [{lines['paper_cts']['score_interval'][0]:.2f}, "
-                f"{lines['paper_cts']['score_interval'][1]:.2f}] vs DQN {lines['dqn']['score_mean']:.2f} "
-                f"[{lines['dqn']['score_interval'][0]:.2f}, {lines['dqn']['score_interval'][1]:.2f}]")
-    assert expected in scores[2] and expected == "DQN-CTS 0.28 [0.20, 0.40] vs DQN 0.04 [0.00, 0.10]"
+    whole = metrics["14_deep_sea_scaling"]["whole_protocol"]["lines"]
+    expected = (f"{whole['kit']['label']} {protocol_score_text(whole['kit']['protocol_score'])} vs DQN-CTS "
+                f"{protocol_score_text(whole['paper_cts']['protocol_score'])}")
+    assert expected in scores[2] and expected.endswith("(kit) 0.91 [0.86, 0.95] vs DQN-CTS 0.12 [0.00, 0.19]")
+    assert "the partial first study (N = 10, 12, 14, 16, 20): deep-sea score, DQN-CTS 0.28 [0.20, 0.40]" in scores[3]
     # the decision rule, counted from the claims the page shows, before the top table
     claims = [c for name, m in metrics.items() for c in claims_of(name, m)]
     rule = decision_rule(claims)
@@ -332,7 +356,7 @@ def test_the_shipped_first_screen_answers():
 
 
 def test_no_agent_verdict_of_the_shipped_report_uses_a_seen_or_tuning_seed():
-    from pcnn_explore.experiments.agents.preregistered import PER_SEED, PILOT_SEEDS, TUNING_SEEDS, VERDICT_SEED_POOL
+    from pcnn_explore.study.preregistered.deep_sea import PER_SEED, PILOT_SEEDS, TUNING_SEEDS, VERDICT_SEED_POOL
 
     _, metrics = _shipped()
     agents = [name for name in metrics if name[:2] in ("07", "08", "09", "10", "12", "13")]

@@ -14,6 +14,7 @@ import pytest
 from pcnn_explore import cli
 from pcnn_explore.report.index import main_figure, notebook_verdict, verdict_word
 from pcnn_explore.report.reproduce import NotebookResult, write_index
+from pcnn_explore.study import Claim, Decision, metrics_record
 from pcnn_explore.verdicts import VERDICT_COLOURS, VERDICTS
 
 _PNG = ("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==")
@@ -28,7 +29,7 @@ import base64, json, pathlib
 d = pathlib.Path(output_dir); d.mkdir(parents=True, exist_ok=True)
 for name in {list(figures)!r}:
     (d / name).write_bytes(base64.b64decode({_PNG!r}))
-m = {{"profile": profile, "summary": {{"loss_nats": 2.5, "verdict": {verdict!r}}},
+m = {{"profile": profile, "schema": 1, "claims": [], "word": {verdict!r}, "kit_word": None, "summary": {{"loss_nats": 2.5}},
      "paper": {{"loss_nats": "about 2", "verdict": "the paper's claim"}}}}
 if {main!r}:
     m["main_figure"] = {main!r}
@@ -46,6 +47,11 @@ def notebooks(tmp_path_factory) -> Path:
     nbformat.write(_notebook("differs: A above B", ("z.png", "c.png")), root / "02_two.ipynb")
     nbformat.write(_notebook("partly: one of two", ()), root / "03_three.ipynb")
     return root
+
+
+def _word(word: str) -> dict:
+    """metrics.json's claims record holding no claim, with the notebook word ``word``."""
+    return {"schema": 1, "claims": [], "word": word, "kit_word": None}
 
 
 def _overview(page: str) -> str:
@@ -107,13 +113,13 @@ def test_smoke_index_has_a_banner_and_no_verdict_on_the_paper(notebooks, tmp_pat
 
 
 def test_verdict_word_and_main_figure_rules(tmp_path):
-    assert verdict_word({"profile": "study", "summary": {"verdict": "Partly: x"}}) == "partly"
-    assert verdict_word({"profile": "study", "summary": {"verdict": "not testable at this profile: y"}}) \
+    assert verdict_word({"profile": "study", **_word("Partly: x")}) == "partly"
+    assert verdict_word({"profile": "study", **_word("not testable at this profile: y")}) \
         == "not testable"  # the word before 0.3 reads as the one word now
-    assert verdict_word({"profile": "study", "summary": {"verdict": "not testable: the lines do not move"}}) \
+    assert verdict_word({"profile": "study", **_word("not testable: the lines do not move")}) \
         == "not testable"
-    assert verdict_word({"profile": "study", "summary": {"verdict": "similar losses"}}) == "no verdict"
-    assert verdict_word({"profile": "smoke", "summary": {"verdict": "agrees: z"}}) == "not testable"
+    assert verdict_word({"profile": "study", **_word("similar losses")}) == "no verdict"
+    assert verdict_word({"profile": "smoke", **_word("agrees: z")}) == "not testable"
     assert verdict_word(None, status="failed") == "failed"
     assert main_figure(tmp_path, {"main_figure": "missing.png"}) is None
     (tmp_path / "b.png").write_bytes(b"x")
@@ -124,7 +130,7 @@ def test_write_index_without_merge_keeps_only_the_results(tmp_path):
     def result(name):
         d = tmp_path / name
         d.mkdir()
-        (d / "metrics.json").write_text(json.dumps({"profile": "paper", "summary": {"verdict": "agrees: ok"}}))
+        (d / "metrics.json").write_text(json.dumps({"profile": "paper", **_word("agrees: ok")}))
         return NotebookResult(name=name, status="ok", seconds=1.0, output_dir=d, executed=d / "x.ipynb",
                               html=None, metrics={"profile": "paper"})
 
@@ -138,10 +144,10 @@ def test_write_index_without_merge_keeps_only_the_results(tmp_path):
 def test_inconclusive_is_a_verdict_with_its_own_colour(tmp_path):
     from pcnn_explore.verdicts import VERDICT_COLOURS, VERDICTS
 
-    assert verdict_word({"profile": "study", "summary": {"verdict": "Inconclusive: [-0.2, 0.4]"}}) == "inconclusive"
+    assert verdict_word({"profile": "study", **_word("Inconclusive: [-0.2, 0.4]")}) == "inconclusive"
     d = tmp_path / "07_x"
     d.mkdir()
-    (d / "metrics.json").write_text(json.dumps({"profile": "study", "summary": {"verdict": "inconclusive: wide"}}))
+    (d / "metrics.json").write_text(json.dumps({"profile": "study", **_word("inconclusive: wide")}))
     write_index([NotebookResult(name="07_x", status="ok", seconds=1.0, output_dir=d, executed=d / "x.ipynb",
                                 html=None, metrics={"profile": "study"})], tmp_path, "study")
     row = _overview((tmp_path / "index.html").read_text()).split("<tr>")[2]
@@ -162,12 +168,15 @@ _NESTED = {
                 "largest_separated": None, "per_seed": [1.5, None, 2.5], "nothing": [],
                 "lines": ["DeepSea, N at least 20: the bonus agents reach the goal late in every seed",
                           "kit: the position-biased PixelCNN ranks cells by visits"],
-                "findings": [{"name": "deep_sea", "kind": "paper", "answer": "agrees"},
-                             {"name": "coverage", "kind": "kit", "answer": "holds"}],
                 "goals": {"coverage": {"holds": False, "ratios": {"cts_mmc_intrinsic": 1.21}},
                           "deep_sea": {"detail": {"5": {"dqn": "1 of 1 seeds", "cts_mmc": "0 of 1 seeds"}},
-                                       "sizes": [], "word": None, "matrix": [[1, 2], [3, 4]]}},
-                "verdict": "VERDICT"},
+                                       "sizes": [], "word": None, "matrix": [[1, 2], [3, 4]]}}},
+    **metrics_record([
+        Decision(Claim("00_x", "deep_sea", "paper", "the bonus makes DQN reach DeepSea's +1 where DQN does not", "fisher"),
+                 "agrees", "agrees: 3 of 3 seeds against 0 of 3", "fisher"),
+        Decision(Claim("00_x", "coverage", "kit", "on the egocentric task intrinsic-only agents visit twice DQN's cells",
+                       "reading"), "no verdict", "a reading with no test: holds", "reading")]),
+    "word": "VERDICT",
     "paper": {"loss_nats": "about 0.1", "frames": 10000, "goals": {"coverage": {"holds": "yes, 2x the cells"}},
               "mmc_beta": 0.1, "verdict": "the paper says so"},
     "atari": {"summary": {"dqn_auc": 0.5, "verdict": "partly: one of two games"},
@@ -229,7 +238,7 @@ def test_a_smoke_notebook_reads_one_verdict_in_its_row_and_its_section(tmp_path)
     """Smoke is never a verdict: a notebook sentence starting with "agrees" is kept as its reading,
     after the one word shown in the overview and in the section alike (03 said "not testable" in
     the overview and "agrees" in its section)."""
-    m = {"profile": "smoke", "summary": {"verdict": "agrees: best named - best other = -5 nats", "best": "constant"},
+    m = {"profile": "smoke", **_word("agrees: best named - best other = -5 nats"), "summary": {"best": "constant"},
          "paper": {"verdict": "lowest loss: constant 1e-3"}}
     write_index([_result(tmp_path, "03_lr", m)], tmp_path, "smoke")
     page = (tmp_path / "index.html").read_text()
@@ -243,12 +252,12 @@ def test_a_smoke_notebook_reads_one_verdict_in_its_row_and_its_section(tmp_path)
     assert ">not testable</span>" in row and ">not testable</span>" in section
     assert "agrees" not in row and "agrees" not in section
     assert notebook_verdict(m) == ("not testable", expected)
-    assert notebook_verdict({"profile": "study", "summary": {"verdict": "agreesome"}}) == ("no verdict", "agreesome")
+    assert notebook_verdict({"profile": "study", **_word("agreesome")}) == ("no verdict", "agreesome")
     assert notebook_verdict(None, "failed", "cell 2 raised") == ("failed", "cell 2 raised")
 
 
 def test_the_banner_keeps_the_command_on_one_line(tmp_path):
-    write_index([_result(tmp_path, "01_a", {"profile": "smoke", "summary": {"verdict": "not testable"}})],
+    write_index([_result(tmp_path, "01_a", {"profile": "smoke", **_word("not testable")})],
                 tmp_path, "smoke")
     page = (tmp_path / "index.html").read_text()
     banner = page.split('<div class="banner">', 1)[1].split("</div>", 1)[0]
@@ -282,16 +291,18 @@ def _study_like() -> dict:
     """Study-profile metrics of every shape the notebooks write, with their internal names."""
     smoke = _smoke_metrics()
     out = {}
+    def agrees(r: dict) -> dict:  # a record's "not testable" read as "agrees", its claim as declared
+        r = {**r, "readings": [[k, agrees(x)] for k, x in r.get("readings") or []]}
+        if r["word"] == "not testable":
+            r.update(word="agrees", reason="", why="", sentence="agrees" + r["sentence"][len("not testable"):])
+        return r
+
     for name, m in smoke.items():
-        m = json.loads(json.dumps(m).replace('"not testable at this profile', '"agrees').replace('"not testable', '"agrees'))
-        m["profile"] = "study"
+        m = {**m, "profile": "study", "claims": [agrees(r) for r in m["claims"]]}
+        m["word"] = "agrees" + m["word"][len("not testable"):] if m["word"].startswith("not testable") else m["word"]
         out[name] = m
-    out["03_lr_schedules"]["summary"]["verdict"] = (
-        "partly over 3 seeds: named rates best: agrees: best named - best other (nats) = -6.28, 95% interval "
-        "[-9.44, -3.12] (paired t over 3 seeds); the claim is best named - best other (nats) < 0; constant more "
-        "robust than inverse_sqrt: inconclusive: spread constant - inverse_sqrt (nats) = 4.87e+04, 95% interval "
-        "[-1.66e+05, 2.63e+05] (paired t over 3 seeds); the claim is spread constant - inverse_sqrt (nats) < 0")
-    out["07_dqn_pixelcnn"]["summary"]["kit_verdict"] = "partly (the kit's lines): cts_scale_sensitivity: agrees"
+    out["03_lr_schedules"]["claims"][0]["word"] = "inconclusive"
+    out["03_lr_schedules"]["word"] = "partly over 3 seeds: " + out["03_lr_schedules"]["word"]
     return out
 
 
@@ -377,11 +388,7 @@ def test_the_shipped_study_report_reads_as_words_with_a_short_top_table():
 def test_learning_rate_schedules_are_named_as_the_paper_writes_them():
     from pcnn_explore.report.claims import claims_of
 
-    verdict = ("partly over 3 seeds: constant more robust than inverse_sqrt: inconclusive: ln(worst / best) constant - "
-               "inverse_sqrt = -0.675, 95% interval [-2.48, 1.13] (paired t over 3 seeds), one-sided p = 0.124; the claim "
-               "is ln(worst / best) constant - inverse_sqrt < 0; constant more robust than inverse: inconclusive: "
-               "ln(worst / best) constant - inverse = -1.15, 95% interval [-2.84, 0.538] (paired t over 3 seeds), "
-               "one-sided p = 0.0496")
-    claims = claims_of("03_lr_schedules", {"profile": "study", "summary": {"verdict": verdict}})
-    assert [c.claim for c in claims] == ["constant more robust than n^-1/2", "constant more robust than n^-1"]
-    assert claims[0].number.startswith("ln(worst / best) constant - n^-1/2 = -0.675, 95% [-2.48, 1.13]")
+    m = json.loads((_STUDY_REPORT / "03_lr_schedules" / "metrics.json").read_text())
+    claims = claims_of("03_lr_schedules", m)
+    assert [c.claim for c in claims][:3] == ["constant 1e-3 lowest", "0.1 n^-1/2 lowest", "n^-1 worst"]
+    assert claims[1].number.startswith("0.1 n^-1/2 - best unnamed rate (nats) ")

@@ -17,6 +17,7 @@ import pytest
 from pcnn_explore import cli
 from pcnn_explore.report import take as take_module
 from pcnn_explore.report.rerender import rerender, take
+from pcnn_explore.study import metrics_record
 
 _BIN = Path(sys.executable).parent / "pcnn-explore"
 _CLI = [str(_BIN)] if _BIN.is_file() else [sys.executable, "-m", "pcnn_explore"]
@@ -25,7 +26,7 @@ _NB = "99_b"  # (a notebook whose claims the re-render does not decide: its metr
 
 def _notebook(folder: Path, tag: str, name: str | None = None) -> None:
     folder.mkdir(parents=True)
-    (folder / "metrics.json").write_text(json.dumps({"profile": "study", "tag": tag}))
+    (folder / "metrics.json").write_text(json.dumps({"profile": "study", "tag": tag, **metrics_record([])}))
     (folder / f"{name or folder.name}.html").write_text(f"<p>{tag}</p>")
 
 
@@ -117,7 +118,7 @@ def test_a_main_figure_outside_the_notebooks_folder_is_refused(tmp_path, capsys)
     out = _report(tmp_path / "report", _NB)
     (tmp_path / "x.png").write_bytes(b"png")
     metrics = out / _NB / "metrics.json"
-    metrics.write_text(json.dumps({"profile": "study", "main_figure": "../../x.png"}))
+    metrics.write_text(json.dumps({"profile": "study", "main_figure": "../../x.png", **metrics_record([])}))
     before = _snapshot(tmp_path)
     assert cli.main(["reproduce", "--rerender", str(out)]) == 2
     assert f"{metrics}: main_figure must be one plain folder or file name" in capsys.readouterr().err

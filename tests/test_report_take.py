@@ -10,6 +10,11 @@ import pytest
 
 from pcnn_explore import cli
 from pcnn_explore.report.rerender import take
+from pcnn_explore.study import metrics_record
+
+
+#: a claims record with no claim (every notebook's metrics.json holds one)
+_RECORD = metrics_record([])
 
 
 def _report(folder: Path, profile: str, notebooks: dict[str, dict]) -> Path:
@@ -18,7 +23,7 @@ def _report(folder: Path, profile: str, notebooks: dict[str, dict]) -> Path:
     for name, rec in notebooks.items():
         nb = folder / name
         nb.mkdir(parents=True)
-        (nb / "metrics.json").write_text(json.dumps({"profile": profile, "tag": rec["tag"]}))
+        (nb / "metrics.json").write_text(json.dumps({"profile": profile, "tag": rec["tag"], **_RECORD}))
         (nb / f"{name}.html").write_text(f"<p>{rec['tag']}</p>")
         records.append({"name": name, "status": rec.get("status", "ok"), "seconds": rec["seconds"], "error": None,
                         "failed_cell": None, "html": f"{name}/{name}.html", "output_dir": name, "profile": profile,
@@ -103,6 +108,27 @@ def test_take_needs_two_reports(tmp_path):
     (tmp_path / "empty" / "index.json").write_text(json.dumps({"profile": "study", "notebooks": []}))
     with pytest.raises(ValueError, match="records no notebook"):
         take(tmp_path / "empty", out)
+
+
+@pytest.mark.parametrize("where", ["run", "report"])
+def test_a_take_whose_metrics_hold_no_claims_record_is_refused_before_anything_moves(tmp_path, capsys, where):
+    """A metrics.json written before the claims record (no schema), in the run or in the report, cannot
+    be decided again: the take is refused in one line, exit 2, before anything moves (not taken, then
+    refused by the re-render)."""
+    out = _report(tmp_path / "report", "study", {"08_b": {"tag": "old", "seconds": 1.0, "commit": "a"},
+                                                  "09_c": {"tag": "kept", "seconds": 1.0, "commit": "a"}})
+    run = _report(tmp_path / "run", "study", {"08_b": {"tag": "new", "seconds": 2.0, "commit": "b"}})
+    stale = (run / "08_b" if where == "run" else out / "09_c") / "metrics.json"
+    stale.write_text(json.dumps({"profile": "study", "tag": "stale", "summary": {"verdict": "agrees: x"}}))
+    files = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    assert cli.main(["reproduce", "--rerender", str(out), "--take", str(run)]) == 2
+    err = [x for x in capsys.readouterr().err.splitlines() if x.strip()]
+    assert len(err) == 1 and str(stale.parent) in err[0] and "re-run the notebook" in err[0], err
+    assert ("holds no claims record of schema 1" if where == "run" else "no schema") in err[0]
+    assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == files  # nothing moved, nothing written
+    with pytest.raises(ValueError, match="re-run the notebook"):
+        take(run, out)
+    assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == files
 
 
 def test_the_command_takes_then_decides_again(tmp_path, capsys):

@@ -89,7 +89,15 @@ def test_remade_episodes_have_the_shipped_frames_actions_and_settings(remade):
         for field in PLAY_FIELDS:
             np.testing.assert_array_equal(getattr(again, field), getattr(shipped, field), err_msg=f"{name}: {field}")
         for key in ("env_id", "density_model", "model", "height", "width", "levels", "settings"):
-            assert again.metadata[key] == shipped.metadata[key], (name, key)
+            assert again.metadata[key] == _reading_named(shipped.metadata[key], key), (name, key)
+
+
+def _reading_named(value, key: str):
+    """A shipped PixelCNN's ``model`` as today's repr writes it: one recorded before the optimizer readings
+    were named ran under ``torch`` (its README command says ``--density-optimizer torch``)."""
+    if key != "model" or not str(value).startswith("PixelCNNDensity(") or "rmsprop=" in value:
+        return value
+    return value.replace(", n_updates=", ", rmsprop='torch', n_updates=")
 
 
 @pytest.mark.cpu_kernels

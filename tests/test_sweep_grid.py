@@ -67,7 +67,13 @@ def test_shipped_grids_are_the_papers():
         # every line the notebook draws at the paper profile has its trials in the grid
         assert {sg.line_name(a.variant, a.overrides) for a in paper.arms()} <= {t.line for t in g.trials()}, fig
         assert all(t.profile == "paper" and t.config().steps == 37_500_000 for t in g.trials()[:3])
-    assert grids["fig12"].set == {"pg_scale": (0.1, 1.0, 10.0)} and grids["fig12"].seeds == (0, 1, 2, 3, 4)
+    assert grids["fig12"].set == {"pg_scale": (0.1, 1.0, 10.0), "density_optimizer": ("tf1",), "rmsprop": ("dqn3",)}
+    assert grids["fig12"].seeds == (0, 1, 2, 3, 4)
+    # every paper grid names the paper's optimizer readings (the PixelCNN's; DQN's RMSProp where DQN learns)
+    for name, g in grids.items():
+        if name != "deep_sea":
+            assert g.set["density_optimizer"] == ("tf1",) and g.set.get("rmsprop", ("dqn3",)) == ("dqn3",), name
+            assert all(t.config().density_optimizer == "tf1" for t in g.trials()[:3]), name
     assert "convcts_mmc" in grids["fig14"].variants
     assert sg.grid_path("fig12") == sg.grid_path("fig12.toml") == sg.shipped_grids()["fig12"]
 

@@ -167,7 +167,8 @@ def test_share_of_seeds_on_the_exact_interval():
 
 
 def test_word_of_reads_the_first_word_of_every_notebook_sentence():
-    from pcnn_explore.experiments.density import density_verdicts as dv
+    from pcnn_explore.experiments.density import episode_spikes
+    from pcnn_explore.study import notebook_words
     from pcnn_explore.verdicts import word_of
 
     assert word_of("agrees over 3 seeds: slope - 1 < 0") == "agrees" and word_of("  Partly: one of two") == "partly"
@@ -175,10 +176,13 @@ def test_word_of_reads_the_first_word_of_every_notebook_sentence():
     assert word_of("not testable at this profile") == "not testable"  # the older word reads as the new one
     assert word_of("not testable: the lines do not move") == "not testable" and word_of("mixed: 1 of 2") == "mixed"
     assert word_of("agreesome") is None and word_of("similar losses") is None and word_of("") is None
-    # 02's sentence comes from the density verdicts' one producer, its word from VERDICTS
-    claims = dv.episode_spikes([0.5, 0.6, 0.7, 0.5, 0.6, 0.7], [0.1, 0.1, 0.12, 0.1, 0.1, 0.12], [0, 2, 4, 6, 8, 10])
-    assert word_of(dv.verdict_line("study", claims, 6)) == "agrees"
-    assert word_of(dv.verdict_line("study", claims, 2)) == "not testable"
+    # 02's word comes from its claims record's one producer, its word from VERDICTS
+    def spikes(n):
+        return episode_spikes.decisions({"seeds": list(range(0, 2 * n, 2)),
+                                         "spikes_near_start_fraction_per_seed": [0.5, 0.6, 0.7, 0.5, 0.6, 0.7][:n],
+                                         "chance_fraction_per_seed": [0.1, 0.1, 0.12, 0.1, 0.1, 0.12][:n]})
+    assert word_of(notebook_words(spikes(6))[0]) == "agrees"
+    assert word_of(notebook_words(spikes(2))[0]) == "not testable"
 
 
 # ------------------------------------------------------------------------ exact tests, by hand

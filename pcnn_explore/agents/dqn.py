@@ -13,9 +13,13 @@ Loss: Huber (smooth L1, delta 1) between Q(x, a) and y, the Nature DQN's error c
 over the batch.
 
 Optimisers (``optimizer=``):
-- ``"rmsprop"``: the Nature DQN's RMSProp, as in DeepMind's and Dopamine's code: learning rate
-  2.5e-4, squared-gradient decay 0.95, epsilon 0.01, centred, no momentum
-  (``torch.optim.RMSprop(lr, alpha=0.95, eps=0.01, centered=True)``).
+- ``"rmsprop"``: the Nature DQN's centred RMSProp, learning rate 2.5e-4, decay 0.95, epsilon 0.01,
+  no momentum, in one of two named readings (``rmsprop=``):
+  - ``"dqn3"`` (the paper's, default): DQN 3.0's update as DeepMind's published code writes it, on
+    the gradient of the minibatch's summed Huber loss, epsilon inside the square root
+    (:class:`~pcnn_explore.agents.rmsprop.DQN3RMSprop`);
+  - ``"torch"`` (the kit's before 0.3.0): ``torch.optim.RMSprop(lr, alpha=0.95, eps=0.01,
+    centered=True)`` on the mean loss, epsilon outside the root.
 - ``"adam"``: Adam with epsilon 1.5e-4 (the Rainbow setting), learning rate given by ``lr``;
   faster on small CPU-scale tasks.
 
@@ -29,7 +33,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from pcnn_explore.names import LEARN_STEPS, OPTIMIZERS
+from pcnn_explore.names import DQN_RMSPROPS, LEARN_STEPS, OPTIMIZERS
 from pcnn_explore.agents.networks import make_q_network
 from pcnn_explore.agents.transitions import check_batch
 from pcnn_explore.agents.returns import check_unit as _check_unit, discounted_returns, mixed_mc_target
@@ -44,7 +48,9 @@ class DQNAgent:
         obs_shape: (C, H, W) of the uint8 observations. n_actions: number of discrete actions.
         network: "auto" | "nature" | "small" | "mlp" (see :mod:`pcnn_explore.agents.networks`); hidden: dense width.
         gamma: discount. mmc_beta: beta of the MMC target (0 = Q-learning). double_q: double Q-learning.
-        optimizer: "rmsprop" (Nature DQN) or "adam". lr: learning rate. device: torch device.
+        optimizer: "rmsprop" (Nature DQN) or "adam". rmsprop: the reading of RMSProp, "dqn3" (DQN 3.0's
+            update, the paper's) or "torch" (torch's centred RMSprop on the mean loss); see the module
+            docstring. lr: learning rate. device: torch device.
         cuda_graph: replay each ``learn`` as one CUDA graph (None: on for CUDA devices). A graph is
             captured for the first batch of each layout (host :class:`~pcnn_explore.agents.replay.Batch`
             or device-resident :class:`~pcnn_explore.agents.replay.DeviceBatch`, batch size) and again
@@ -56,9 +62,13 @@ class DQNAgent:
 
     def __init__(self, obs_shape, n_actions: int, *, network: str = "auto", hidden: int | None = None,
                  gamma: float = 0.99, mmc_beta: float = 0.0, double_q: bool = False, optimizer: str = "rmsprop",
-                 lr: float = 2.5e-4, device: str = "cpu", cuda_graph: bool | None = None, learn_step: str = "torch"):
+                 lr: float = 2.5e-4, device: str = "cpu", cuda_graph: bool | None = None, learn_step: str = "torch",
+                 rmsprop: str = "dqn3"):
         if optimizer not in OPTIMIZERS:
             raise ValueError(f"optimizer must be one of {OPTIMIZERS}, got {optimizer!r}")
+        if rmsprop not in DQN_RMSPROPS:
+            raise ValueError(f"rmsprop must be one of {DQN_RMSPROPS} ('dqn3': DQN 3.0's update, the paper's; "
+                             f"'torch': torch's centred RMSprop on the mean loss), got {rmsprop!r}")
         if learn_step not in LEARN_STEPS:
             raise ValueError(f"learn_step must be one of {LEARN_STEPS}, got {learn_step!r}")
         self.gamma = _check_unit("gamma", gamma)
@@ -76,7 +86,13 @@ class DQNAgent:
             raise ValueError(f"cuda_graph=True needs a CUDA device, got device={self.device}")
         self.cuda_graph = cuda if cuda_graph is None else bool(cuda_graph)
         # capturable on CUDA, graphed or not: eager and graphed steps run the same optimiser kernels
-        if optimizer == "rmsprop":
+        # DQN 3.0's RMSProp reads the gradient of the minibatch's summed loss (:meth:`_backward`)
+        self.rmsprop = rmsprop if optimizer == "rmsprop" else None
+        if optimizer == "rmsprop" and rmsprop == "dqn3":
+            from pcnn_explore.agents.rmsprop import DQN3RMSprop
+
+            self.optimizer = DQN3RMSprop(self.q.parameters(), lr=lr, decay=0.95, eps=0.01, capturable=cuda)
+        elif optimizer == "rmsprop":
             self.optimizer = torch.optim.RMSprop(self.q.parameters(), lr=lr, alpha=0.95, eps=0.01, centered=True,
                                                  foreach=True, capturable=cuda)
         elif self.device.type == "cpu":
@@ -188,10 +204,15 @@ class DQNAgent:
         loss = self._loss(obs, next_obs, action, reward, done, mc)
         for p in self._params:  # zero_grad(set_to_none=True), without its per-call profiler and dynamo wrappers
             p.grad = None
-        loss.backward()
+        self._backward(loss, len(action))
         with torch.no_grad():  # optimizer.step() itself: its wrappers only add profiler records and hooks
             self._step(self.optimizer)
         return loss.detach()
+
+    def _backward(self, loss: torch.Tensor, batch_size: int) -> None:
+        """Back-propagate what the optimiser reads from the mean Huber loss ``loss``: under DQN 3.0's
+        RMSProp the gradient of the minibatch's sum (``batch_size`` times the mean's), else the mean's."""
+        (loss * batch_size if self.rmsprop == "dqn3" else loss).backward()
 
     def _learn_graphed(self, batch) -> torch.Tensor:
         from pcnn_explore.agents.learn_graph import LearnGraph, batch_layout
@@ -223,6 +244,12 @@ class DQNAgent:
         whatever the saved state says: a state saved on the CPU, or by a version whose CUDA
         optimiser was not capturable, resumes into a graphed agent.
         """
+        if self.rmsprop is not None:  # a state of the other RMSProp reading: refused (torch's states name none)
+            groups = d["optimizer"].get("param_groups") or [{}]
+            saved = groups[0].get("reading", "torch")
+            if saved != self.rmsprop:
+                raise ValueError(f"the agent's state was trained under the {saved!r} RMSProp reading and this agent "
+                                 f"runs {self.rmsprop!r}: build it with rmsprop={saved!r} to continue it")
         self.q.load_state_dict(d["q"])
         self.target.load_state_dict(d["target"])
         self.optimizer.load_state_dict(d["optimizer"])

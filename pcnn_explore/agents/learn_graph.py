@@ -10,9 +10,10 @@ two small asynchronous copies from pinned host memory; with a host replay
 Pinned buffers rotate over four slots, and a slot is refilled only once the copy that read it has
 run (a CUDA event), so nothing synchronises the host with the GPU per step.
 
-The captured function is :meth:`pcnn_explore.agents.dqn.DQNAgent._loss` plus backward and
-``optimizer.step()`` (a ``capturable`` optimiser, state on the GPU): the eager step's arithmetic on
-static tensors. Warm-up steps before capture (run on a side stream, as torch requires) change
+The captured function is :meth:`pcnn_explore.agents.dqn.DQNAgent._loss` plus its backward
+(:meth:`~pcnn_explore.agents.dqn.DQNAgent._backward`: of the summed loss under DQN 3.0's RMSProp) and
+``optimizer.step()`` (a ``capturable`` optimiser, or DQN 3.0's RMSProp, state on the GPU): the eager
+step's arithmetic on static tensors. Warm-up steps before capture (run on a side stream, as torch requires) change
 the weights and the optimiser state; both are put back afterwards, so the first replayed step is
 the first real one. The target network is read in place: ``DQNAgent.sync_target`` copies into it.
 
@@ -87,7 +88,7 @@ class LearnGraph:
         else:
             obs, next_obs = self.obs[0], self.obs[1]
         loss = self.agent._loss(obs, next_obs, action, self.floats[0], self.floats[1], self.floats[2])
-        loss.backward()
+        self.agent._backward(loss, len(action))  # (DQN 3.0's RMSProp: the summed loss's gradient)
         self.agent.optimizer.step()
         return loss.detach()
 

@@ -2,7 +2,7 @@
 
 The registry :data:`REGISTRY` is the one place that knows the models: their names (as typed on
 the command line and stored in checkpoints), labels and colours for figures, which of the common
-constructor options (``lr``, ``device``, ``seed``) each takes, whether an agent can use it as its
+constructor options (``lr``, ``device``, ``seed``, ``rmsprop``) each takes, whether an agent can use it as its
 bonus, and the normalisation tolerance its tests use. Training, recording, the experiments and
 the plots read it; none of them branches on a model's name. To add a model, see the README
 ("How to add a density model").
@@ -19,7 +19,8 @@ _HOMES = {"PixelCNNDensity": "pixelcnn", "CTSDensity": "cts", "ConvCTSDensity": 
           "EmpiricalDensity": "empirical", "DensityModel": "base", "all_images": "base", "check_frames": "base"}
 
 #: the options every caller may pass to :func:`make_density`; each model takes the ones it lists
-COMMON_OPTIONS = ("lr", "device", "seed")
+#: (``rmsprop``: the PixelCNN's optimiser reading, "tf1" the paper's and its default, or "torch")
+COMMON_OPTIONS = ("lr", "device", "seed", "rmsprop")
 
 
 @dataclass(frozen=True)
@@ -44,10 +45,10 @@ class DensitySpec:
 REGISTRY: dict[str, DensitySpec] = {
     spec.name: spec
     for spec in (
-        DensitySpec("pixelcnn", "PixelCNNDensity", "PixelCNN", "tab:blue", options=("lr", "device", "seed"),
+        DensitySpec("pixelcnn", "PixelCNNDensity", "PixelCNN", "tab:blue", options=("lr", "device", "seed", "rmsprop"),
                     normalisation_tol=1e-4),
         DensitySpec("pixelcnn_pos", "PixelCNNDensity", "PixelCNN (position bias)", "tab:purple",
-                    options=("lr", "device", "seed"), normalisation_tol=1e-4, fixed={"position": "bias"}),
+                    options=("lr", "device", "seed", "rmsprop"), normalisation_tol=1e-4, fixed={"position": "bias"}),
         DensitySpec("cts", "CTSDensity", "CTS", "tab:orange"),
         DensitySpec("convcts", "ConvCTSDensity", "ConvCTS", "tab:green"),
         DensitySpec("empirical", "EmpiricalDensity", "empirical", "tab:grey", agent_bonus=False),
@@ -78,8 +79,9 @@ def colour(name: str) -> str | None:
 def make_density(name: str, height: int = 42, width: int = 42, levels: int = 8, **kwargs: Any) -> DensityModel:
     """Build a registered density model by name for frames of ``(height, width)`` with ``levels`` levels.
 
-    The common options ``lr``, ``device`` and ``seed`` may always be passed: each model receives
-    the ones it takes (a ``None`` value means "the model's default"). Any other keyword goes to
+    The common options ``lr``, ``device``, ``seed`` and ``rmsprop`` may always be passed: each model
+    receives the ones it takes (a ``None`` value means "the model's default"; PixelCNN's ``rmsprop``
+    default is "tf1", the paper's reading). Any other keyword goes to
     the model as is (e.g. ``lr_schedule`` for PixelCNN). The entry's ``fixed`` arguments are
     always passed (``pixelcnn_pos``: ``position="bias"``) and may not be overridden.
     """

@@ -16,9 +16,19 @@ functions with fewer operations for batch-1 online training; the arithmetic runs
 pixels) matrices (:mod:`pcnn_explore.density.pixelcnn_step`). ``tests/test_pixelcnn.py`` proves
 causality by gradients and the hand-written gradients of the update against autograd.
 
-Loss: the sum over pixels of the cross-entropy, i.e. -log rho(x) in nats (not the mean).
-Optimiser: uncentred RMSProp, lr 1e-3 (constant by default), momentum 0.9, decay 0.95 (PyTorch's
-``alpha``, not ``weight_decay``), eps 1e-4. One update, as in the paper's PG computation:
+Training, in one of two named readings (``rmsprop``), both uncentred RMSProp with lr 1e-3
+(constant by default), momentum 0.9, decay 0.95 (PyTorch's ``alpha``, not ``weight_decay``), eps 1e-4:
+
+- ``"tf1"``, the paper's and the default: App. A names the arguments of TensorFlow 1's
+  ``RMSPropOptimizer``, and the paper group's public PixelCNN bonus trains with it on the per-pixel
+  mean cross-entropy. So: the gradient of the mean over the H x W pixels of the cross-entropy, and
+  TF1's update (mean square from 1, epsilon inside the root, learning rate inside the momentum);
+- ``"torch"``, a named sensitivity reading (the kit's before 0.3.0): the gradient of the summed
+  cross-entropy -log rho(x), and torch's ``RMSprop`` form (mean square from 0, epsilon outside the
+  root, learning rate after the momentum).
+
+(:class:`~pcnn_explore.density.pixelcnn_step.FlatRMSprop` writes both out.) Under both, log rho(x)
+and the PG are whole-frame sums in nats. One update, as in the paper's PG computation:
 forward -> log rho_n(x), backward, optimiser step, forward without grad -> log rho'_n(x).
 On CUDA the update is replayed as one CUDA graph (``cuda_graph``), with the same values.
 Training is online with batch 1, so rho'_n = rho_{n+1} and nothing is reverted.
@@ -40,7 +50,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from pcnn_explore.density.base import check_frames, check_sample_args, check_shape_args
-from pcnn_explore.density.pixelcnn_step import FlatRMSprop, OnlineStep, forward_columns, frame_sums, pixel_log_probs
+from pcnn_explore.density.pixelcnn_step import FORMS, FlatRMSprop, OnlineStep, forward_columns, frame_sums, pixel_log_probs
 
 LR_SCHEDULES = ("constant", "inverse", "inverse_sqrt")
 #: ``position`` options: the paper's translation-invariant network, or a learned logit bias per position and level
@@ -167,6 +177,9 @@ class PixelCNNDensity:
     ``seed`` seeds the initial weights (the global torch RNG is left alone).
     ``position``: "none" (the paper's translation-invariant network, default) or "bias" (plus a
     learned logit per pixel position and level, H*W*levels parameters; see the module docstring).
+    ``rmsprop``: the optimiser's reading, "tf1" (the paper's, default: TF1's RMSProp on the per-pixel
+    mean cross-entropy) or "torch" (torch's RMSprop form on the summed cross-entropy); see the module
+    docstring. ``update`` returns the whole frame's log-probabilities in nats under both.
     ``cuda_graph``: replay each update as one CUDA graph (about 5x faster at batch 1, same values);
     None (default) turns it on for CUDA devices. ``load_state_dict`` copies into the existing
     tensors, so a captured graph stays valid.
@@ -188,9 +201,13 @@ class PixelCNNDensity:
         dtype: torch.dtype = torch.float32,
         cuda_graph: bool | None = None,
         position: str = "none",
+        rmsprop: str = "tf1",
     ):
         check_shape_args(height, width, levels)
         check_position(position)
+        if rmsprop not in FORMS:
+            raise ValueError(f"rmsprop must be one of {', '.join(FORMS)} ('tf1': TensorFlow 1's RMSProp on the "
+                             f"per-pixel mean cross-entropy, the paper's; 'torch': torch's form on the sum), got {rmsprop!r}")
         if not (isinstance(lr, (int, float)) and math.isfinite(lr) and lr > 0):
             raise ValueError(f"lr must be a positive finite number, got {lr!r}")
         learning_rate(lr, 1, lr_schedule)  # validates the schedule name
@@ -203,7 +220,8 @@ class PixelCNNDensity:
             self.net = PixelCNN(self.height, self.width, levels=self.levels, position=position)
         self.position = position
         self.net.to(device=self.device, dtype=dtype)
-        self.optimizer = FlatRMSprop(self.net, lr=self.lr, alpha=alpha, eps=eps, momentum=momentum)
+        self.rmsprop = rmsprop
+        self.optimizer = FlatRMSprop(self.net, lr=self.lr, alpha=alpha, eps=eps, momentum=momentum, form=rmsprop)
         self._n_updates = 0
         self._scale = 1.0 / (self.levels - 1)
         if cuda_graph and self.device.type != "cuda":
@@ -242,7 +260,8 @@ class PixelCNNDensity:
     def update(self, frame: np.ndarray) -> tuple[float, float]:
         """One online step on ``frame`` (H, W); return (log rho_n(x), log rho'_n(x)) in nats.
 
-        Forward -> log rho_n(x), gradient of -log rho_n(x), RMSProp step with the learning rate
+        Forward -> log rho_n(x), gradient of the reading's loss (``tf1``: -log rho_n(x) / (H W), the
+        per-pixel mean cross-entropy; ``torch``: -log rho_n(x)), RMSProp step with the learning rate
         of update n, forward -> log rho'_n(x): :class:`~pcnn_explore.density.pixelcnn_step.OnlineStep`,
         eager or (``cuda_graph``) replayed as one CUDA graph.
         """
@@ -282,6 +301,7 @@ class PixelCNNDensity:
             "kind": "PixelCNNDensity",
             "shape": [self.height, self.width, self.levels],
             "position": self.position,
+            "rmsprop": self.rmsprop,
             "net": self.net.state_dict(),
             "optimizer": self.optimizer.state_dict(),
             "n_updates": self._n_updates,
@@ -296,6 +316,10 @@ class PixelCNNDensity:
         if state.get("position", "none") != self.position:
             raise ValueError(f"state is for position={state.get('position', 'none')!r}, the model has "
                              f"position={self.position!r}")
+        saved = state.get("rmsprop", "torch")  # a state saved before the readings were named: torch's
+        if saved != self.rmsprop:
+            raise ValueError(f"state was trained under the {saved!r} RMSProp reading, the model runs {self.rmsprop!r}: "
+                             f"build it with rmsprop={saved!r} to continue it")
         self.net.load_state_dict(state["net"])
         self.optimizer.load_state_dict(state["optimizer"])
         self._n_updates = int(state["n_updates"])
@@ -303,5 +327,6 @@ class PixelCNNDensity:
     def __repr__(self) -> str:
         return (
             f"PixelCNNDensity(height={self.height}, width={self.width}, levels={self.levels}, "
-            f"lr={self.lr}, lr_schedule={self.lr_schedule!r}, position={self.position!r}, n_updates={self._n_updates})"
+            f"lr={self.lr}, lr_schedule={self.lr_schedule!r}, position={self.position!r}, rmsprop={self.rmsprop!r}, "
+            f"n_updates={self._n_updates})"
         )

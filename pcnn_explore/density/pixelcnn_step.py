@@ -15,6 +15,8 @@ sigmoid over the gate's whole (2C, M) pre-activation instead of a slow CPU tanh 
 gradients computed by hand into the flat gradient buffer of :class:`FlatRMSprop` (no autograd
 graph, no allocation of the large activations: every (channels, H*W) matrix lives in a buffer
 allocated once), RMSProp step with the learning rate read from a tensor, forward -> log rho'.
+The gradient is that of the loss the optimiser's reading trains on (``tf1``: the per-pixel mean
+cross-entropy; ``torch``: the sum); log rho and log rho' are whole-frame sums in nats either way.
 The same function runs eagerly (CPU, and CUDA without graphs: the reference) or is captured once
 in a CUDA graph and replayed (``cuda_graph``), with identical values.
 """
@@ -24,26 +26,47 @@ import numpy as np
 import torch
 from torch import nn
 
-__all__ = ["FlatRMSprop", "forward_columns", "OnlineStep"]
+from pcnn_explore.names import DENSITY_OPTIMIZERS
+
+__all__ = ["FORMS", "FlatRMSprop", "forward_columns", "OnlineStep"]
+
+#: the readings of the RMSProp update (:class:`FlatRMSprop`), the paper's first
+FORMS = DENSITY_OPTIMIZERS
 
 
 class FlatRMSprop:
     """Uncentred RMSProp with momentum over all parameters of a module stored in one flat buffer.
 
-    The same update as ``torch.optim.RMSprop(alpha=decay, momentum=..., eps=..., centered=False)``:
+    Two readings of the paper's "(uncentered) RMSProp with momentum 0.9, decay 0.95 and epsilon
+    1e-4" (``form``; the density model pairs each with its loss, :class:`OnlineStep`):
 
-        v <- alpha v + (1 - alpha) g^2;   b <- momentum b + g / (sqrt(v) + eps);   p <- p - lr b
+    - ``"tf1"`` (the paper's: the argument names of TensorFlow 1's ``RMSPropOptimizer``, whose
+      update this is, in its kernel's order): the mean square starts at **1**, epsilon inside the
+      root, the learning rate inside the momentum::
 
-    but a batch-1 model has many tiny tensors, so the parameters and their gradients are moved
-    into two flat buffers (each parameter becomes a view) and a step is a few tensor operations
-    instead of several per parameter. ``step(lr)`` takes the learning rate as a Python float
-    (default: ``self.lr``) or as a 0-d tensor on the parameters' device, which a CUDA graph reads
-    at replay time. ``steps`` counts calls of :meth:`step` (the density model counts its own).
+          v <- v + (g^2 - v)(1 - alpha);   m <- momentum m + lr g / sqrt(v + eps);   p <- p - m
+
+    - ``"torch"`` (``torch.optim.RMSprop(alpha=decay, momentum=..., eps=..., centered=False)``):
+      the mean square starts at 0, epsilon outside the root, the rate after the momentum::
+
+          v <- alpha v + (1 - alpha) g^2;   b <- momentum b + g / (sqrt(v) + eps);   p <- p - lr b
+
+    A learning rate that changes between updates (a schedule) therefore weights each step's
+    gradient under ``tf1`` and the whole momentum under ``torch``.
+
+    A batch-1 model has many tiny tensors, so the parameters and their gradients are moved into two
+    flat buffers (each parameter becomes a view) and a step is a few tensor operations instead of
+    several per parameter. ``step(lr)`` takes the learning rate as a Python float (default:
+    ``self.lr``) or as a 0-d tensor on the parameters' device, which a CUDA graph reads at replay
+    time. ``steps`` counts calls of :meth:`step` (the density model counts its own).
     """
 
-    def __init__(self, module: nn.Module, lr: float, alpha: float, eps: float, momentum: float):
+    def __init__(self, module: nn.Module, lr: float, alpha: float, eps: float, momentum: float, form: str = "tf1"):
+        if form not in FORMS:
+            raise ValueError(f"the RMSProp reading must be one of {', '.join(FORMS)} ('tf1': TensorFlow 1's, the "
+                             f"paper's; 'torch': torch's RMSprop form), got {form!r}")
         params = list(module.parameters())
-        self.lr, self.alpha, self.eps, self.momentum = lr, alpha, eps, momentum
+        self.lr, self.alpha, self.eps, self.momentum, self.form = lr, alpha, eps, momentum, form
         with torch.no_grad():
             self.flat = torch.cat([p.detach().reshape(-1) for p in params])
         self.flat_grad = torch.zeros_like(self.flat)
@@ -54,9 +77,11 @@ class FlatRMSprop:
             # Autograd accumulates into an existing .grad in place, hence into flat_grad.
             p.grad = self.flat_grad[offset : offset + n].view_as(p)
             offset += n
-        self.square_avg = torch.zeros_like(self.flat)
+        # TF1 creates the mean square with ones (its RMSPropOptimizer's slot initialiser), torch with zeros
+        self.square_avg = torch.ones_like(self.flat) if form == "tf1" else torch.zeros_like(self.flat)
         self.momentum_buffer = torch.zeros_like(self.flat)
         self._denominator = torch.zeros_like(self.flat)
+        self._scratch = torch.zeros_like(self.flat)
         self.steps = 0
 
     def zero_grad(self) -> None:
@@ -65,14 +90,22 @@ class FlatRMSprop:
     @torch.no_grad()
     def apply(self, lr: float | torch.Tensor) -> None:
         """The update on the current gradient, without counting it; allocation-free."""
-        g = self.flat_grad
-        self.square_avg.mul_(self.alpha).addcmul_(g, g, value=1.0 - self.alpha)
-        torch.sqrt(self.square_avg, out=self._denominator).add_(self.eps)
-        self.momentum_buffer.mul_(self.momentum).addcdiv_(g, self._denominator)
+        g, v, m = self.flat_grad, self.square_avg, self.momentum_buffer
+        if self.form == "tf1":  # TF1's ApplyRMSProp: ms += (g^2 - ms)(1 - rho); mom = mom momentum + g lr / sqrt(ms + eps)
+            torch.mul(g, g, out=self._scratch).sub_(v)
+            v.add_(self._scratch, alpha=1.0 - self.alpha)
+            torch.add(v, self.eps, out=self._denominator).sqrt_()
+            torch.mul(g, lr, out=self._scratch).div_(self._denominator)
+            m.mul_(self.momentum).add_(self._scratch)
+            self.flat.sub_(m)
+            return
+        v.mul_(self.alpha).addcmul_(g, g, value=1.0 - self.alpha)
+        torch.sqrt(v, out=self._denominator).add_(self.eps)
+        m.mul_(self.momentum).addcdiv_(g, self._denominator)
         if isinstance(lr, torch.Tensor):
-            self.flat.addcmul_(self.momentum_buffer, lr, value=-1.0)
+            self.flat.addcmul_(m, lr, value=-1.0)
         else:
-            self.flat.add_(self.momentum_buffer, alpha=-lr)
+            self.flat.add_(m, alpha=-lr)
 
     def step(self, lr: float | torch.Tensor | None = None) -> None:
         self.apply(self.lr if lr is None else lr)
@@ -88,10 +121,17 @@ class FlatRMSprop:
             "momentum_buffer": self.momentum_buffer.clone(),
             "steps": self.steps,
             "hyper": torch.tensor([self.alpha, self.eps, self.momentum], dtype=torch.float64),
+            "form": self.form,
         }
 
     def load_state_dict(self, state: dict) -> None:
-        """Copies into the existing buffers (in place: a captured CUDA graph stays valid)."""
+        """Copies into the existing buffers (in place: a captured CUDA graph stays valid). A state of
+        the other reading is refused (ValueError); one without ``form`` was saved before the readings
+        were named, under ``torch``."""
+        saved = state.get("form", "torch")
+        if saved != self.form:
+            raise ValueError(f"the optimizer state is of the {saved!r} RMSProp reading and this model runs "
+                             f"{self.form!r}: build the model with rmsprop={saved!r} to continue it")
         for key in ("square_avg", "momentum_buffer"):
             if state[key].shape != self.flat.shape:
                 raise ValueError(f"optimizer state {key!r} has shape {tuple(state[key].shape)}, expected {tuple(self.flat.shape)}")
@@ -198,6 +238,8 @@ class OnlineStep:
         if cuda_graph and dev.type != "cuda":
             raise ValueError(f"cuda_graph needs a CUDA device, the model is on {dev}")
         self.ws = _Workspace(self.net, n, dev, model.dtype)
+        # the loss differentiated: the per-pixel mean cross-entropy under tf1 (the paper's), the sum under torch
+        self.loss_scale = 1.0 / n if self.opt.form == "tf1" else None
         self.frame = torch.zeros(1, n, dtype=torch.uint8, device=dev)
         self.targets = torch.zeros(1, n, dtype=torch.int64, device=dev)
         self.lr = torch.zeros((), dtype=model.dtype, device=dev)
@@ -218,10 +260,14 @@ class OnlineStep:
         return logits if ws.position_bias is None else logits.add_(ws.position_bias)  # position="bias"
 
     def _backward(self, log_p: torch.Tensor) -> None:
-        """Gradient of -log rho(x) = -sum of the target log-probabilities, into the flat gradient."""
+        """Gradient of the loss into the flat gradient: of -log rho(x) = -sum of the target
+        log-probabilities (``torch`` reading), or of -log rho(x) / (H W), the per-pixel mean
+        cross-entropy (``tf1``, the paper's: ``loss_scale`` 1 / (H W) scales the logits' gradient)."""
         ws, wt, grads = self.ws, self.ws.weights_t, self.ws.grads
         n_blocks = len(ws.s)
         d_logits = torch.exp(log_p, out=ws.d_logits).scatter_add_(0, self.targets, ws.minus_ones)  # softmax - onehot
+        if self.loss_scale is not None:
+            d_logits.mul_(self.loss_scale)
         if ws.position_bias is not None:  # logits = network + bias: its gradient is d_logits itself
             ws.position_bias.grad.copy_(d_logits)
         torch.mm(d_logits, ws.r.t(), out=grads[-1][0])

@@ -12,7 +12,7 @@ import numpy as np
 
 from pcnn_explore.density import colour, label
 from pcnn_explore.experiments.density.density_stats import moving_average
-from pcnn_explore.experiments.density.density_verdicts import DIVERGED_LOSS
+from pcnn_explore.experiments.density.density_stats import DIVERGED_LOSS
 from pcnn_explore.experiments.density.location import policy_label
 
 __all__: list[str] = ["plot_training_orders", "plot_episode_spikes", "plot_lr_schedules", "plot_early_curves", "plot_samples",
@@ -115,7 +115,7 @@ def plot_lr_schedules(results, smooth: int = 500):
 def plot_early_curves(curves: dict):
     """03: each seed's loss over its first updates, one panel per schedule, one colour per initial rate,
     one thin line per seed (a line that stops: the run diverged there); dashed, a uniform model's loss
-    (:data:`~pcnn_explore.experiments.density.density_verdicts.DIVERGED_LOSS`, 3668 nats per frame).
+    (:data:`~pcnn_explore.experiments.density.density_stats.DIVERGED_LOSS`, 3668 nats per frame).
 
     ``curves``: :func:`pcnn_explore.experiments.density.lr_schedules.early_curves` (as metrics.json
     holds it): ``updates`` (P,) bin ends, ``curves["<schedule>_<rate>"]`` (seeds, P) mean loss in

@@ -43,6 +43,7 @@ class _OneLineErrors:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from pcnn_explore.density import BONUS_MODELS
+    from pcnn_explore.names import DENSITY_OPTIMIZERS
 
     if not isinstance(parser, _OneLineErrors):
         parser.__class__ = type(f"OneLine{type(parser).__name__}", (_OneLineErrors, type(parser)), {})
@@ -69,6 +70,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "--pg-scale, else 1)")
     parser.add_argument("--sticky-actions", type=float, default=None,
                         help="sticky-action probability (default: 0.25; 0 for the scripted policy)")
+    parser.add_argument("--density-optimizer", default="tf1", choices=DENSITY_OPTIMIZERS,
+                        help="reading of the PixelCNN's RMSProp: tf1 (the paper's: TensorFlow 1's RMSProp on the "
+                             "per-pixel mean cross-entropy) or torch (torch's RMSprop form on the summed "
+                             "cross-entropy) (default: tf1)")
     parser.add_argument("--device", default="cpu",
                         help="torch device of the density model, for models that take one (default: cpu)")
     parser.add_argument("--out", required=True, help="output file, ending in .npz")
@@ -129,7 +134,8 @@ def _run(args: argparse.Namespace) -> int:
     episode = record_episode(args.env, args.policy, form.density, args.warmup_frames, args.seed,
                              max_steps=args.max_steps, n_episodes=args.episodes, pg_scale=args.pg_scale,
                              pg_schedule=args.pg_schedule, bonus_scale=args.bonus_scale,
-                             sticky_actions=args.sticky_actions, device=args.device, progress=sys.stderr.isatty())
+                             sticky_actions=args.sticky_actions, device=args.device, progress=sys.stderr.isatty(),
+                             density_optimizer=args.density_optimizer)
     try:
         save_episode(episode, out)
     except OSError as e:
@@ -187,7 +193,8 @@ def _report_check(args: argparse.Namespace, form) -> int:
         sticky = getattr(fn, "env_kwargs", {}).get("sticky_actions", sticky)
     if sticky is None:
         sticky = 0.0 if policy == "scripted" else 0.25
-    make_density(form.density, *density_shape(args.env), device=args.device, seed=int(args.seed))
+    make_density(form.density, *density_shape(args.env), device=args.device, seed=int(args.seed),
+                 rmsprop=args.density_optimizer)
     settings = dict(env=args.env, policy=policy, density=form.density, warmup_frames=args.warmup_frames,
                     max_steps=args.max_steps, episodes=args.episodes, seed=args.seed, pg_scale=form.pg_scale,
                     pg_schedule=form.pg_schedule, bonus_scale=form.bonus_scale, sticky_actions=float(sticky),

@@ -228,6 +228,7 @@ def record_episode(
     sticky_actions: float | None = None,
     device: str = "cpu",
     progress: bool = False,
+    density_optimizer: str = "tf1",
 ) -> Episode:
     """Play ``n_episodes`` episode(s) of ``env_id`` (at most ``max_steps`` agent steps in all) with
     ``policy`` while a ``density`` model trains online on every state; return the :class:`Episode`.
@@ -241,7 +242,8 @@ def record_episode(
     (``pg_scale`` c, ``pg_schedule`` its decay, ``bonus_scale`` beta: those of
     :class:`pcnn_explore.bonus.PseudoCountBonus`) left None are the checkpoint's run's where the policy
     is a checkpoint that trained with a bonus, else record's own (:data:`RECORD_BONUS_FORM`):
-    :func:`bonus_form`, kept in ``metadata["bonus_form"]``.
+    :func:`bonus_form`, kept in ``metadata["bonus_form"]``. ``density_optimizer``: the PixelCNN's
+    optimizer reading, "tf1" (the paper's) or "torch" (in ``metadata["model"]``).
     """
     checkpoint_config = None
     if isinstance(policy, (str, os.PathLike)) and str(policy) not in ("random", "scripted") and Path(policy).exists():
@@ -250,11 +252,11 @@ def record_episode(
     _check_settings(env_id, policy, form.density, warmup_frames, seed, max_steps, n_episodes, form.pg_scale,
                     sticky_actions, form.bonus_scale)
     return _record(env_id, str(policy), form, int(warmup_frames), int(seed), int(max_steps), int(n_episodes),
-                   sticky_actions, device, progress)
+                   sticky_actions, device, progress, density_optimizer)
 
 
 def _record(env_id, policy, form: BonusForm, warmup_frames, seed, max_steps, n_episodes, sticky_actions, device,
-            progress) -> Episode:
+            progress, density_optimizer: str = "tf1") -> Episode:
     from pcnn_explore.bonus import SCHEDULES, PseudoCountBonus
     from pcnn_explore.density import make_density
     from pcnn_explore.envs import density_shape
@@ -272,7 +274,7 @@ def _record(env_id, policy, form: BonusForm, warmup_frames, seed, max_steps, n_e
         warmup_fn = _load_checkpoint_policy(policy, env_id, int(seed) + 1) if warmup_frames else None
         sticky = float(getattr(checkpoint_fn, "env_kwargs", {}).get("sticky_actions", sticky))
     # built for the env's density frames, as training builds it (42x42; N x N for DeepSea-N)
-    model = make_density(density, *density_shape(env_id), device=device, seed=int(seed))
+    model = make_density(density, *density_shape(env_id), device=device, seed=int(seed), rmsprop=density_optimizer)
     bonus = PseudoCountBonus(model, scale=float(pg_scale), schedule=pg_schedule, beta=form.bonus_scale)
     is_montezuma = env_id == "ALE/MontezumaRevenge-v5"
     atari = env_id.startswith("ALE/")

@@ -4,8 +4,8 @@
 sentence (:func:`pcnn_explore.report.claims.short_claim`), this kit's number for its first paper
 claim with the interval and n (:func:`claim_number`), the notebook's verdict word, and a one-line
 reason wherever the word is not ``agrees`` (:func:`reason_line`). 14 holds the kit's question and no
-paper claim: its row gives bsuite's deep-sea score of the paper's DQN-CTS against DQN in place of a
-word (:func:`deep_sea_scores`).
+paper claim: its row gives bsuite's deep-sea score over the whole protocol, the kit's line against the
+paper's DQN-CTS, in place of a word (:func:`deep_sea_scores`).
 
 :func:`decision_rule` is the one sentence that says how a claim is decided and how many of the claims
 tested would agree by chance alone; :func:`legend_of_tests` explains, once each, the names of the tests
@@ -71,14 +71,20 @@ def _f(x: Any, digits: int = 2) -> str:
 
 
 def deep_sea_scores(metrics: Mapping | None) -> tuple[str, str] | None:
-    """(scores, reason) of a notebook that reports bsuite's deep-sea score per line (14's
-    ``lines[key].score_mean`` and ``score_interval``): ``"deep-sea score, DQN-CTS 0.28 [0.20, 0.40] vs
-    DQN 0.04 [0.00, 0.10], 10 seeds each"`` and the other lines with the sizes, and the whole protocol's
-    scores as far as its committed logs go (``whole_protocol``:
-    :func:`pcnn_explore.experiments.agents.deep_sea_scaling.whole_protocol`); None without them."""
-    lines = (metrics or {}).get("lines") if isinstance(metrics, Mapping) else None
-    if not isinstance(lines, Mapping) or not all(isinstance(lines.get(k), Mapping) and "score_mean" in lines[k]
-                                                 for k in ("paper_cts", "dqn")):
+    """(scores, reason) of a notebook that reports bsuite's deep-sea score per line (14): led by the whole
+    protocol as far as its committed logs go (``whole_protocol``:
+    :func:`pcnn_explore.experiments.agents.deep_sea_scaling.whole_protocol`), the kit's line and the
+    paper's CTS line each with its interval (``"bsuite's whole deep-sea protocol, the kit's line 0.91
+    [0.86, 0.95] vs DQN-CTS 0.12 [0.00, 0.19], 6 seeds each"``), the other lines and the partial first
+    study (``lines[key].score_mean`` and ``score_interval``) in the reason; without the whole protocol, the
+    partial study's DQN-CTS against DQN leads. None without either."""
+    metrics = metrics if isinstance(metrics, Mapping) else {}
+    lines, whole = metrics.get("lines"), metrics.get("whole_protocol")
+    partial = isinstance(lines, Mapping) and all(isinstance(lines.get(k), Mapping) and "score_mean" in lines[k]
+                                                 for k in ("paper_cts", "dqn"))
+    protocol = whole.get("lines") if isinstance(whole, Mapping) else None
+    full = isinstance(protocol, Mapping) and all(isinstance(protocol.get(k), Mapping) for k in ("kit", "paper_cts"))
+    if not (partial or full):  # (07-10 keep per-line records under "lines" too, without scores)
         return None
 
     def score(key: str) -> str:
@@ -86,21 +92,38 @@ def deep_sea_scores(metrics: Mapping | None) -> tuple[str, str] | None:
         iv = line.get("score_interval") or [None, None]
         return f"{line.get('label', key)} {_f(line.get('score_mean'))} [{_f(iv[0])}, {_f(iv[1])}]"
 
-    n = len(lines["paper_cts"].get("seeds") or [])
-    head = f"deep-sea score, {score('paper_cts')} vs {score('dqn')}" + (f", {n} seeds each" if n else "")
-    others = [score(k) for k in lines if k not in ("paper_cts", "dqn") and isinstance(lines[k], Mapping)
-              and "score_mean" in lines[k]]
-    protocol = (metrics or {}).get("protocol") or {}
-    sizes = protocol.get("sizes") if isinstance(protocol, Mapping) else None
-    where = f"N = {', '.join(str(s) for s in sizes)}" if isinstance(sizes, list) and sizes else "bsuite's sizes"
-    reason = (f"the kit's question, no paper claim: bsuite's deep-sea score (share of sizes solved, {where}), "
-              "95% sign-flip intervals" + (f"; also {'; '.join(others)}" if others else ""))
-    whole = (metrics or {}).get("whole_protocol")
-    if isinstance(whole, Mapping) and isinstance(whole.get("lines"), Mapping) and whole["lines"]:
-        scored = [f"{x.get('label', k)} {_protocol_score(x.get('protocol_score'))}" for k, x in whole["lines"].items()
-                  if isinstance(x, Mapping)]
-        reason += (f"; bsuite's whole protocol (N = 10 ... 50, 10K episodes) from the committed logs, "
-                   f"{whole.get('done')} of {whole.get('planned')} runs in: " + "; ".join(scored))
+    def whole_score(key: str) -> str:
+        return f"{protocol[key].get('label', key)} {_protocol_score(protocol[key].get('protocol_score'))}"
+
+    study = []
+    if partial:
+        n = len(lines["paper_cts"].get("seeds") or [])
+        others = [score(k) for k in lines if k not in ("paper_cts", "dqn") and isinstance(lines[k], Mapping)
+                  and "score_mean" in lines[k]]
+        part = metrics.get("protocol") or {}
+        sizes = part.get("sizes") if isinstance(part, Mapping) else None
+        where = f"N = {', '.join(str(s) for s in sizes)}" if isinstance(sizes, list) and sizes else "bsuite's sizes"
+        study = [f"deep-sea score, {score('paper_cts')} vs {score('dqn')}" + (f", {n} seeds each" if n else ""),
+                 where, others]
+    if not full:  # the partial study leads; the whole protocol as far as it is in, after it
+        head, where, others = study
+        reason = (f"the kit's question, no paper claim: bsuite's deep-sea score (share of sizes solved, {where}), "
+                  "95% sign-flip intervals" + (f"; also {'; '.join(others)}" if others else ""))
+        scored = [whole_score(k) for k, x in (protocol or {}).items() if isinstance(x, Mapping)]
+        if scored:
+            reason += (f"; bsuite's whole protocol (N = 10 ... 50, 10K episodes) from the committed logs, "
+                       f"{whole.get('done')} of {whole.get('planned')} runs in: " + "; ".join(scored))
+        return head, reason
+    n = len((protocol["kit"].get("protocol_score") or {}).get("per_seed_lower") or [])
+    head = (f"bsuite's whole deep-sea protocol, {whole_score('kit')} vs {whole_score('paper_cts')}"
+            + (f", {n} seeds each" if n else ""))
+    rest = [whole_score(k) for k, x in protocol.items() if k not in ("kit", "paper_cts") and isinstance(x, Mapping)]
+    reason = ("the kit's question, no paper claim: bsuite's deep-sea score (share of the sizes N = 10 ... 50 solved, "
+              f"10K episodes) from the committed logs, {whole.get('done')} of {whole.get('planned')} runs in, 95% "
+              "sign-flip intervals" + (f"; also {'; '.join(rest)}" if rest else ""))
+    if study:
+        head_s, where, others = study
+        reason += f"; the partial first study ({where}): {head_s}" + (f"; {'; '.join(others)}" if others else "")
     return head, reason
 
 
@@ -166,20 +189,18 @@ def reason_line(word: str, claims: Sequence[Claim], sentence: str = "") -> str:
 
 
 def _both_readings(name: str, metrics: Mapping, claim: str) -> str:
-    """For a deep-sea paper claim whose verdict depends on the CTS bonus scale's reading (its record's
+    """For a deep-sea paper claim whose verdict depends on the CTS bonus scale's reading (its decision's
     ``readings``): ``"depends on the bonus scale: 0.05, <number> (<word>); horizon, <number> (<word>)"``;
     "" for any other claim."""
-    from pcnn_explore.experiments.agents.deep_sea_claims import DEPENDS_ON_SCALE
-    from pcnn_explore.report.claims import _from_record
+    from pcnn_explore.report.claims import decisions, row
     from pcnn_explore.report.tables import plain_words
+    from pcnn_explore.study import DEPENDS_ON_SCALE
 
-    records = metrics.get("claims") if isinstance(metrics.get("claims"), Mapping) else {}
-    for rec in records.values():
-        if (isinstance(rec, Mapping) and rec.get("verdict") == DEPENDS_ON_SCALE
-                and plain_words(str(rec.get("claim") or "")) == claim and isinstance(rec.get("readings"), Mapping)):
+    for d in decisions(metrics):
+        if d.word == DEPENDS_ON_SCALE and plain_words(d.claim.sentence) == claim and d.readings:
             parts = []
-            for reading, r in rec["readings"].items():
-                c = _from_record(name, r, False)
+            for reading, r in d.readings:
+                c = row(r)
                 parts.append(f"{reading}, {claim_number(c)} ({c.word})")
             return f"{DEPENDS_ON_SCALE}: " + "; ".join(parts)
     return ""
@@ -190,8 +211,7 @@ def notebook_row(name: str, metrics: Mapping | None, word: str, sentence: str = 
     it, e.g. a failure's error): 14's scores in place of a word (:func:`deep_sea_scores`), else the
     number of the first paper claim that has one (:func:`claim_number`; a claim not testable for want
     of seeds may have none) and :func:`reason_line`. The first paper claim is the first the notebook
-    made, whatever metrics.json's sorted keys say: :func:`claims_of` orders
-    the records by their own ``order`` (the density notebooks write it), else by the notebook's plan."""
+    made: :func:`claims_of` keeps the order of metrics.json's ``claims`` list."""
     metrics = metrics if isinstance(metrics, Mapping) else {}
     paper = metrics.get("paper") if isinstance(metrics.get("paper"), Mapping) else {}
     short = short_claim(name, str(paper.get("verdict") or ""))

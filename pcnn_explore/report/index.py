@@ -5,7 +5,7 @@ from the agent notebooks' ``settings``; :func:`pcnn_explore.report.claims.scope`
 agent result of the paper is reproduced here. Then one line per notebook: its verdict, coloured
 (``agrees`` green, ``partly`` amber, ``differs`` red, ``inconclusive`` violet, ``not testable at
 this profile`` grey; the words and colours of :mod:`pcnn_explore.verdicts`; read from the first
-word of ``metrics.json``'s ``summary.verdict``, see DESIGN "Verdicts in the report"), its claim in
+word of ``metrics.json``'s ``word``, the claims record's, see DESIGN "Verdicts in the report"), its claim in
 at most about 15 words, the run's status and time, and a thumbnail of its main figure linking to
 its HTML. A smoke run carries a banner: smoke is a plumbing check and its numbers mean nothing;
 every smoke notebook and claim reads ``not testable at this profile`` whatever its text says, and
@@ -13,7 +13,7 @@ no other verdict word is shown (:func:`notebook_verdict`; the notebook's reading
 with its verdict words taken out).
 
 Below, per notebook: the paper's sentence, then one row per claim (:func:`pcnn_explore.report.claims.claims_of`,
-which reads every shape of metrics.json): the claim in plain words, its verdict word, this run's
+which reads metrics.json's ``claims``, the claims record): the claim in plain words, its verdict word, this run's
 number with interval and unit, n and the test; the paper's claims first, the kit's own questions
 apart and marked. The notebook's sentences and its key figures beside the paper's (names in words
 with units, :func:`pcnn_explore.report.claims.words`) sit below a fold (``<details>``).
@@ -48,8 +48,9 @@ def notebook_verdict(metrics: Mapping | None, status: str = "ok", error: str | N
     """(word, sentence) of one notebook: the one source of its badge and of the sentence shown
     beside it, in the overview and in the notebook's section alike.
 
-    The word is one of VERDICTS (the one ``summary.verdict`` starts with,
-    :func:`pcnn_explore.verdicts.word_of`), "no verdict" when it starts with none, or "failed"
+    The word is one of VERDICTS (the one metrics.json's ``word`` starts with, the notebook word of its
+    claims record, :func:`pcnn_explore.verdicts.word_of`), "no verdict" when it starts with none or the
+    metrics hold no claims record, or "failed"
     (``status`` not "ok"; the sentence is then ``error``). A smoke run is ``not testable at this
     profile`` whatever the notebook wrote: a sentence starting with another word is kept after
     that word as the notebook's reading, never as a verdict.
@@ -57,8 +58,7 @@ def notebook_verdict(metrics: Mapping | None, status: str = "ok", error: str | N
     if status != "ok":
         return "failed", str(error or "")
     metrics = metrics or {}
-    summary = metrics.get("summary")
-    text = str((summary.get("verdict") if isinstance(summary, Mapping) else None) or "").strip()
+    text = str(metrics.get("word") or "").strip()  # the claims record's notebook word (pcnn_explore.study.metrics_record)
     word = word_of(text)
     if metrics.get("profile") == "smoke" and word != NOT_TESTABLE:
         reading = f" (the notebook's reading, not a verdict: {text})" if text else ""
@@ -207,11 +207,12 @@ def _section(rec: dict, out: Path) -> tuple[str, str]:
     elif smoke:
         why = f"{NOT_TESTABLE}: {SMOKE_REASON}"
     else:
-        why = _text(sentence if len(claims) <= 1 else f"{word}: over the claims below")
+        why = _text(f"{word}: over the claims below" if len(claims) > 1 else
+                    claims[0].detail if claims and claims[0].detail else sentence)  # (one claim: its decision's sentence)
     table = _claim_rows(claims) if claims else '<p class="none">no finding recorded</p>'
     fold = []
     if smoke and sentence:
-        reading = str(summary.get("verdict") or "")
+        reading = str((metrics or {}).get("word") or "")
         if reading:
             fold.append(f"<p>The notebook's reading (not a verdict): {_text(unverdict(reading))}</p>")
     for c in claims:

@@ -5,7 +5,7 @@ report fills over sessions (:data:`KEPT_FOLDERS`) becomes the union of both.
 
 Nothing outside the report is touched: every name read from index.json or metrics.json is one plain
 folder or file name, a run holds real files only (no link is followed), and both reports are checked
-whole before anything moves (:mod:`pcnn_explore.report.records`). A take is all or nothing: it copies
+whole before anything moves, every metrics.json holding the claims record that the re-render decides again (:mod:`pcnn_explore.report.records`). A take is all or nothing: it copies
 into one staging folder inside the report (``.pcnn-explore-take-<pid>-<hex>``, :data:`STAGING_PREFIX`),
 swaps the folders in, and commits by replacing index.json; any error before that commit puts every
 folder back. A take killed on the way (SIGKILL, a power cut) leaves its staging folder; the next take
@@ -27,6 +27,7 @@ from typing import Callable, Collection, Iterator
 from pcnn_explore.atomic import fsync_dir, write_text_atomic
 from pcnn_explore.report.records import (RECORDS, folder_of, plain_name, read_metrics, read_records,
                                          real_files_only)
+from pcnn_explore.study import decisions_of
 
 __all__ = ["KEPT_FOLDERS", "STAGING_PREFIX", "take", "check_report", "report_lock", "clear_staging"]
 
@@ -161,7 +162,9 @@ def check_report(out: str | os.PathLike, skip: Collection[str] = ()) -> tuple[di
     """(index.json, {name: metrics.json}) of the report in ``out``, read and checked before anything is
     written (:func:`~pcnn_explore.report.records.read_records`, :func:`~pcnn_explore.report.records.read_metrics`):
     the metrics of each finished notebook not in ``skip`` whose metrics.json exists; its folder and
-    metrics.json are no links, and the stores a re-render reads (:data:`KEPT_FOLDERS`) hold real files only."""
+    metrics.json are no links, the stores a re-render reads (:data:`KEPT_FOLDERS`) hold real files only,
+    and each metrics.json holds the claims record (:func:`pcnn_explore.study.decisions_of`): one written
+    before it (no ``schema``) cannot be decided again and is refused in one line naming its folder."""
     out = Path(out)
     stored = read_records(out)
     metrics: dict[str, dict] = {}
@@ -178,6 +181,11 @@ def check_report(out: str | os.PathLike, skip: Collection[str] = ()) -> tuple[di
         path = folder / "metrics.json"
         if r["status"] == "ok" and os.path.lexists(path):
             metrics[r["name"]] = read_metrics(path)
+            if "schema" not in metrics[r["name"]]:
+                raise ValueError(f"{folder}: its metrics.json was written before the claims record (no schema), so "
+                                 f"--rerender cannot decide it again; re-run the notebook (pcnn-explore reproduce "
+                                 f"--profile study --only {r['name'][:2]} --out RUN) and take it in (--take RUN)")
+            decisions_of(metrics[r["name"]], str(path))  # (a record of another schema or shape: refused here)
     return stored, metrics
 
 
@@ -207,7 +215,8 @@ def take(run: str | Path, out: str | Path, say: Callable[[str], None] | None = N
     (:func:`clear_staging`, which says so through ``say``).
 
     Everything is checked before anything is written: FileNotFoundError for a folder with no index.json;
-    ValueError for a malformed index.json or metrics.json (naming the file and the field), a name that is
+    ValueError for a malformed index.json or metrics.json (naming the file and the field), a metrics.json of
+    the run or the report without the claims record (:func:`check_report`), a name that is
     not one plain folder name, a link or a pipe in the run, a run of another profile, a failed notebook
     or a folder missing. Then all or nothing: on any error the report is as it was (see the module
     docstring)."""
@@ -230,7 +239,7 @@ def take(run: str | Path, out: str | Path, say: Callable[[str], None] | None = N
         if _inside(out, source):
             raise ValueError(f"{source} holds the report {out}: take a run made in a folder of its own")
         real_files_only(source, f"a run to take ({source})")
-        read_metrics(source / "metrics.json")
+        decisions_of(read_metrics(source / "metrics.json"), str(source / "metrics.json"))  # the claims record
     names = [r["name"] for r in records]
     with report_lock(out):
         clear_staging(out, say)

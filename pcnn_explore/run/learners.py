@@ -74,7 +74,7 @@ class DQNLearner(_Learner):
 
         self.agent = DQNAgent(obs_shape, n_actions, network=auto_network(cfg.env, cfg.network), hidden=cfg.hidden,
                               gamma=cfg.gamma, mmc_beta=cfg.mmc_beta, double_q=cfg.double_q, optimizer=cfg.optimizer, lr=cfg.lr,
-                              device=cfg.device, learn_step=cfg.learn_step or "torch")
+                              device=cfg.device, learn_step=cfg.learn_step or "torch", rmsprop=cfg.rmsprop)
         # on CUDA the replay's frames live on the GPU where they fit, so a batch never crosses PCIe
         self.replay = ReplayShards(cfg.num_envs, cfg.replay_capacity, obs_shape, stack=stack, gamma=cfg.gamma,
                                    running_episode=cfg.running_episode, n_actions=n_actions,

@@ -19,7 +19,10 @@ The paper's method, each choice cited:
   environment reward with a pseudo-count exploration bonus, yielding the combined reward r(x, a) +
   PC_n(x)^-1/2"; Sec. 3.3, the pseudo-count with c_n);
 - PixelCNN: PG scaled by c_n = 0.1 n^-1/2 (Sec. 3.3: the decay c n^-1/2 "obtains the best
-  exploration results", c = 0.1 "a sensible configuration"), bonus scale 1;
+  exploration results", c = 0.1 "a sensible configuration"), bonus scale 1; trained under the paper's
+  optimizer reading, ``density_optimizer`` tf1 (App. A names TensorFlow 1's ``RMSPropOptimizer``
+  arguments; the paper group's public PixelCNN bonus trains with it on the per-pixel mean
+  cross-entropy), with the torch reading as the sensitivity line ``paper_pixelcnn_torch``;
 - CTS: the paper states no scale and no c_n for CTS. No c_n is an inference from its assumption
   (b) (CTS's PG decays as n^-1 on its own, Sec. 3 and 3.3); bonus scale 0.05 is a declared assumption
   (Bellemare et al. 2016's scale), with a sensitivity line at :data:`CTS_SCALE_SENSITIVITY`; a second
@@ -46,7 +49,7 @@ from typing import Any
 from pcnn_explore.bonus import PAPER_BONUS_FORM
 from pcnn_explore.envs.deep_sea import DEEP_SEA_MMC_BETA, DEEP_SEA_NOVELTY_EPSILON
 
-__all__ = ["StudyVariant", "study_variant", "PAPER_METHOD", "PAPER_BONUS", "KIT_ADDITIONS", "CTS_SCALE_SENSITIVITY", "FIG12_SCALES", "KINDS", "paper_bonus",
+__all__ = ["StudyVariant", "study_variant", "PAPER_METHOD", "PAPER_BONUS", "PAPER_DENSITY_OPTIMIZER", "KIT_ADDITIONS", "CTS_SCALE_SENSITIVITY", "FIG12_SCALES", "KINDS", "paper_bonus",
            "horizon_bonus_scale", "SIZE_RULES", "ATARI_HORIZON", "HORIZON_GAMMA", "baseline_line", "paper_line", "kit_line", "line", "LINES", "exploration_rule", "resolved_settings"]
 
 KINDS = ("baseline", "paper", "kit")
@@ -107,11 +110,16 @@ def study_variant(variant: str, key: str = "", label: str = "", kind: str = "pap
 #: the paper's method, shared by every density model (module docstring for the citations)
 PAPER_METHOD: dict[str, Any] = {"mmc_beta": 0.1, "scored_frame": "state", "novelty_epsilon": 0.0,
                                 "intrinsic_only": False}
+#: the paper's reading of the PixelCNN's optimizer (TrainConfig ``density_optimizer``) and the named other
+PAPER_DENSITY_OPTIMIZER, OTHER_DENSITY_OPTIMIZER = "tf1", "torch"
 #: the paper's bonus form per density model as TrainConfig fields (c of c_n, its schedule over density
-#: updates n, bonus scale), from :data:`pcnn_explore.bonus.PAPER_BONUS_FORM` (cited there)
+#: updates n, bonus scale), from :data:`pcnn_explore.bonus.PAPER_BONUS_FORM` (cited there); a PixelCNN's
+#: with the paper's optimizer reading (:data:`PAPER_DENSITY_OPTIMIZER`)
 PAPER_BONUS: dict[str, dict[str, Any]] = {
-    m: {"pg_scale": f["scale"], "pg_schedule": f["schedule"], "bonus_scale": f["beta"]}
+    m: {"pg_scale": f["scale"], "pg_schedule": f["schedule"], "bonus_scale": f["beta"],
+        **({"density_optimizer": PAPER_DENSITY_OPTIMIZER} if m.startswith("pixelcnn") else {})}
     for m, f in PAPER_BONUS_FORM.items() if m in ("pixelcnn", "pixelcnn_pos", "cts")}
+
 #: the sensitivity line of the CTS scale assumption: the bonus scale 10 times the declared 0.05
 CTS_SCALE_SENSITIVITY = 0.5
 #: Fig. 12's scales c of c n^-1/2 (Sec. 6)
@@ -163,7 +171,8 @@ _KIT_LABELS = {"kit_constant_c": "c = 0.1 constant, bonus scale 1", "kit_next_st
 
 
 def paper_bonus(model: str) -> dict[str, Any]:
-    """The paper's bonus form of ``model`` (``pg_scale``, ``pg_schedule``, ``bonus_scale``)."""
+    """The paper's bonus form of ``model`` (``pg_scale``, ``pg_schedule``, ``bonus_scale``; a PixelCNN's with
+    the paper's optimizer reading, ``density_optimizer``)."""
     if model not in PAPER_BONUS:
         raise ValueError(f"no paper bonus form for {model!r}: choose one of {', '.join(PAPER_BONUS)}")
     return dict(PAPER_BONUS[model])
@@ -225,6 +234,8 @@ def kit_line(addition: str, model: str = "cts", key: str = "") -> StudyVariant:
 
 def _lines() -> dict[str, StudyVariant]:
     out = [baseline_line(), baseline_line(mmc=True), paper_line("cts"), paper_line("pixelcnn"),
+           paper_line("pixelcnn", "paper_pixelcnn_torch", density_optimizer=OTHER_DENSITY_OPTIMIZER,
+                      label="DQN-PixelCNN, torch reading of its optimizer (sensitivity)"),
            paper_line("cts", "paper_cts_no_mmc", mmc=False),
            paper_line("cts", "paper_cts_intrinsic", intrinsic_only=True),
            paper_line("cts", "paper_cts_scale", label=f"DQN-CTS, bonus scale {CTS_SCALE_SENSITIVITY:g} (sensitivity)",

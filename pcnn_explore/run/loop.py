@@ -107,7 +107,7 @@ def build(cfg: TrainConfig):
         bonus = None
         if cfg.bonus != "none":
             model = make_density(cfg.bonus, *density_shape(cfg.env), lr=cfg.density_lr, device=cfg.device,
-                                 seed=cfg.seed)
+                                 seed=cfg.seed, rmsprop=cfg.density_optimizer)
             bonus = PseudoCountBonus(model, scale=cfg.pg_scale, schedule=cfg.pg_schedule, beta=cfg.bonus_scale)
         opened.pop_all()
     return envs, learner, bonus

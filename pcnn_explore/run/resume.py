@@ -14,9 +14,9 @@ import numpy as np
 
 from pcnn_explore.atomic import temporary_names
 from pcnn_explore.checkpoint import CorruptFile, load, read_meta
-from pcnn_explore.checks import RunError
+from pcnn_explore.checks import RunError, flag
 from pcnn_explore.run.checkpoints import CHECKPOINT, FORMAT, POLICY
-from pcnn_explore.run.config import RESUMABLE_CHANGES, TrainConfig, backfill
+from pcnn_explore.run.config import READINGS, RESUMABLE_CHANGES, TrainConfig, backfill, uses_reading
 from pcnn_explore.run.log import LOG, truncate_log
 from pcnn_explore.run.settings import SETTINGS
 from pcnn_explore.run.trace_log import TRACES
@@ -211,10 +211,14 @@ def resume_settings(out_dir: str | os.PathLike) -> dict | None:
 def _check_resumable(saved: dict, cfg: TrainConfig) -> dict:
     """Raise :class:`RunError` unless ``cfg`` is the checkpoint's settings ``saved`` (up to
     :data:`RESUMABLE_CHANGES`); settings the checkpoint lacks take their
-    :data:`~pcnn_explore.run.config.SETTINGS_SINCE` values. Returns those (name -> value)."""
+    :data:`~pcnn_explore.run.config.SETTINGS_SINCE` values. Returns those (name -> value), but an
+    optimizer reading the run does not train under (:func:`~pcnn_explore.run.config.uses_reading`),
+    which is neither compared nor named."""
     now = cfg.to_dict()
     saved, filled = backfill(saved)
-    diff = sorted(k for k in now if k not in RESUMABLE_CHANGES and saved.get(k) != now[k])
+    unused = {k for k in READINGS if not uses_reading(k, saved)}
+    filled = {k: v for k, v in filled.items() if k not in unused}
+    diff = sorted(k for k in now if k not in RESUMABLE_CHANGES and k not in unused and saved.get(k) != now[k])
     if diff == ["mapping_rule"]:
         then = saved["mapping_rule"]
         raise RunError(f"cannot resume {cfg.out_dir}: its checkpoint ran DeepSea's {then} action mapping and "
@@ -222,6 +226,13 @@ def _check_resumable(saved: dict, cfg: TrainConfig) -> dict:
                        "{out_dir} for a fresh run",
                        python={"mapping_rule": "mapping_rule", "fix": f"set mapping_rule={then!r}"},
                        cli={"fix": f"leave --mapping-rule unset (the checkpoint's {then})"})
+    readings = [k for k in diff if k in READINGS]
+    if readings and readings == diff:  # (both differ: the first named)
+        k, then = readings[0], saved[readings[0]]
+        raise RunError(f"cannot resume {cfg.out_dir}: its checkpoint trained under the {then} reading of "
+                       f"{READINGS[k]} and {{{k}}} {now[k]} was asked: {{fix}} to resume, or choose another "
+                       "{out_dir} for a fresh run",
+                       python={"fix": f"set {k}={then!r}"}, cli={"fix": f"leave {flag(k)} unset (the checkpoint's {then})"})
     if diff:
         detail = ", ".join(f"{{{k}}}: checkpoint {saved.get(k)!r} vs now {now[k]!r}" for k in diff)
         raise RunError(f"cannot resume {cfg.out_dir}: settings differ from the checkpoint's ({detail}); "

@@ -54,8 +54,20 @@ def stored_settings(out: Path) -> tuple[dict | None, str]:
     return None, ""
 
 
+def _readings_compared(stored: dict, wanted: dict) -> tuple[dict, dict]:
+    """Both settings as compared: a stored run from before the optimizer readings were named trained
+    under its version's (torch: :data:`~pcnn_explore.run.config.SETTINGS_SINCE`), and a reading the
+    wanted run does not train under (:func:`~pcnn_explore.run.config.uses_reading`) is left out."""
+    from pcnn_explore.run.config import READINGS, SETTINGS_SINCE, uses_reading
+
+    stored = {**{k: SETTINGS_SINCE[k] for k in READINGS}, **stored}
+    unused = {k for k in READINGS if not uses_reading(k, wanted)}
+    return ({k: v for k, v in stored.items() if k not in unused}, {k: v for k, v in wanted.items() if k not in unused})
+
+
 def differences(stored: dict, wanted: dict) -> list[str]:
     """One ``name: stored ..., requested ...`` per setting that differs (placement settings aside)."""
+    stored, wanted = _readings_compared(stored, wanted)
     keys = sorted((set(stored) | set(wanted)) - set(PLACEMENT))
     return [f"{k}: stored {stored.get(k, '(none)')!r}, requested {wanted.get(k, '(none)')!r}"
             for k in keys if stored.get(k) != wanted.get(k)]
@@ -64,6 +76,7 @@ def differences(stored: dict, wanted: dict) -> list[str]:
 def extends(stored: dict, wanted: dict) -> bool:
     """True when ``wanted`` is the stored trial with more ``steps`` and nothing else changed: the
     trial resumes from its checkpoint and runs on (as ``pcnn-explore train --resume --steps N``)."""
+    stored, wanted = _readings_compared(stored, wanted)
     diff = {k for k in (set(stored) | set(wanted)) - set(PLACEMENT) if stored.get(k) != wanted.get(k)}
     old, new = stored.get("steps"), wanted.get("steps")
     return diff == {"steps"} and all(isinstance(v, int) and not isinstance(v, bool) for v in (old, new)) and new > old

@@ -1,6 +1,7 @@
 """Notebooks 07-10 on bsuite's deep-sea task: each figure's lines, its part of the protocol and its
-claims, all read from the fixed plan of :mod:`pcnn_explore.experiments.agents.preregistered`, decided
-by :mod:`pcnn_explore.experiments.agents.deep_sea_claims`.
+claims, all read from the fixed plan of :mod:`pcnn_explore.study.preregistered.deep_sea`, decided
+by :func:`pcnn_explore.study.decide` on the study's per-seed values
+(:func:`pcnn_explore.experiments.agents.deep_sea_claims.decisions`).
 
 The paper's figures ran on Atari; on a CPU the claims are tested on DeepSea-N
 (:mod:`pcnn_explore.envs.deep_sea`, bsuite's deep_sea), the task built to need deep exploration.
@@ -10,7 +11,7 @@ verdict combines the notebook's paper claims, each comparing the paper's lines w
 the same exploration rule; the kit verdict combines its kit claims.
 
 Seeds: the study profile runs the plan's verdict seeds (701 and up, as many as its power analysis
-chose, each with its declared mapping seed, :func:`~pcnn_explore.experiments.agents.preregistered.mapping_for`)
+chose, each with its declared mapping seed, :func:`~pcnn_explore.study.preregistered.deep_sea.mapping_for`)
 on the plan's sizes and episode caps, and refuses, before any training, tuning seeds, the seen seeds
 401-410 (the pilot's) or too few seeds for a claim's test to reach its level. At the smoke profile
 (2 seeds) every test is "not testable: too few seeds at this profile" by its own arithmetic.
@@ -20,15 +21,16 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from pcnn_explore.experiments.agents import deep_sea_claims as claims
-from pcnn_explore.experiments.agents import preregistered
 from pcnn_explore.experiments.agents.deep_sea_study import (
     DeepSeaStudy,
     DeepSeaStudySettings,
     StudyVariant,
-    random_success_rate,
     run_study,
     settings_of,
 )
+from pcnn_explore.study import Decision, metrics_record, notebook_words
+from pcnn_explore.study.preregistered import deep_sea as preregistered
+from pcnn_explore.study.preregistered.deep_sea import random_finds_within, random_success_rate
 from pcnn_explore.verdicts import binomial_interval
 
 __all__ = ["FIGURES", "variants", "settings", "run", "decide", "metrics", "closing_note", "plan", "interval",
@@ -36,7 +38,7 @@ __all__ = ["FIGURES", "variants", "settings", "run", "decide", "metrics", "closi
 
 FIGURES = {"fig5": "Fig. 5", "fig11": "Fig. 11", "fig12": "Fig. 12", "fig13": "Fig. 13"}
 #: the test of each claim kind, for the seeds check (share needs as many as sign flip)
-_TEST_FOR_SEEDS = {"fisher": "fisher", "sign_flip": "sign_flip", "equivalence": "sign_flip", "share": "sign_flip"}
+_TEST_FOR_SEEDS = {"fisher": "fisher", "sign_flip": "sign_flip", "sign_flip_tost": "sign_flip", "share": "sign_flip"}
 
 
 def _check_figure(figure: str) -> None:
@@ -45,7 +47,7 @@ def _check_figure(figure: str) -> None:
 
 
 def plan(figure: str) -> preregistered.Plan:
-    """The fixed plan of ``figure`` (:func:`pcnn_explore.experiments.agents.preregistered.plan`)."""
+    """The fixed plan of ``figure`` (:func:`pcnn_explore.study.preregistered.deep_sea.plan`)."""
     _check_figure(figure)
     return preregistered.plan(figure)
 
@@ -124,17 +126,24 @@ def _threshold(study: DeepSeaStudy) -> float:
     return sum(random_success_rate(n) for n in study.settings.sizes) / len(study.settings.sizes)
 
 
-def decide(figure: str, study: DeepSeaStudy) -> dict[str, Any]:
-    """The figure's claims on ``study`` (:func:`~pcnn_explore.experiments.agents.deep_sea_claims.decide_plan`):
-    ``{"verdict": the paper verdict, "kit_verdict", "claims": {name: {verdict, sentence, kind, lines, test,
-    p_value, interval, n, ...}}}``."""
-    return claims.decide_plan(plan(figure), study)
+def chance(study: DeepSeaStudy) -> float:
+    """The random policy's chance of finding the +1 within the study's episodes, mean over its sizes."""
+    sizes = study.settings.sizes
+    return sum(random_finds_within(n, study.settings.episode_cap(n)) for n in sizes) / len(sizes)
 
 
-def metrics(figure: str, study: DeepSeaStudy, decided: dict[str, Any], atari: dict | None = None) -> dict[str, Any]:
+def decide(figure: str, study: DeepSeaStudy) -> list[Decision]:
+    """The figure's claims decided on ``study``'s per-seed values
+    (:func:`~pcnn_explore.experiments.agents.deep_sea_claims.decisions`), in the plan's order."""
+    p = plan(figure)
+    claims.check_plan(p, {v.key: v for v in study.variants})
+    return claims.decisions(p, lambda k, q: claims.claim_values(study, k, q), study.labels, chance(study))
+
+
+def metrics(figure: str, study: DeepSeaStudy, decided: list[Decision], atari: dict | None = None) -> dict[str, Any]:
     """metrics.json of a deep-sea notebook: profile, settings, the plan, each line with its full resolved
-    settings, per-seed values, the claims with their verdicts (paper and kit apart), the scaling rows,
-    the run time; ``atari``: the paper profile's Atari summary, where it ran."""
+    settings, per-seed values, the claims record (:func:`pcnn_explore.study.metrics_record`), the
+    scaling rows, the run time; ``atari``: the paper profile's Atari summary, where it ran."""
     from pcnn_explore.envs.deep_sea import deep_sea_id
     from pcnn_explore.run.lines import exploration_rule, resolved_settings
 
@@ -142,8 +151,6 @@ def metrics(figure: str, study: DeepSeaStudy, decided: dict[str, Any], atari: di
     rates = {k: study.per_seed(k, "success_rate") for k in study.keys}
     solved = {k: sum(r.solved for r in study.runs if r.key == k) for k in study.keys}
     runs = {k: sum(1 for r in study.runs if r.key == k) for k in study.keys}
-    paper_claims = {n: c for n, c in decided["claims"].items() if c["kind"] == "paper"}
-    kit_claims = {n: c for n, c in decided["claims"].items() if c["kind"] == "kit"}
     out = {"profile": study.settings.profile, "figure": FIGURES[figure], "settings": study.settings.to_dict(),
            "plan": plan(figure).to_dict(),
            "lines": {v.key: {"variant": v.variant, "label": v.display, "kind": v.kind,
@@ -152,16 +159,11 @@ def metrics(figure: str, study: DeepSeaStudy, decided: dict[str, Any], atari: di
            "per_seed": study.metrics(),
            "intervals": {k: {"success_rate": list(interval(rates[k])), "solved_seeds": solved[k], "runs": runs[k],
                              "solved_exact": list(binomial_interval(solved[k], runs[k]))} for k in study.keys},
-           "verdict": decided["verdict"], "kit_verdict": decided["kit_verdict"], "claims": decided["claims"],
            "scaling": study.scaling_rows(), "wall_s": study.wall_s,
-           "summary": {"verdict": f"{decided['verdict']}: the paper's lines on {_part(study)}: " + "; ".join(
-                           f"{c['claim']}: {c['verdict']}" for c in paper_claims.values()),
-                       **({"kit_verdict": f"{decided['kit_verdict']} (the kit's lines): " + "; ".join(
-                           f"{n}: {c['verdict']}" for n, c in kit_claims.items())} if kit_claims else {}),
-                       **{f"{k}_solved_runs": f"{solved[k]} of {runs[k]}" for k in study.keys},
+           "summary": {**{f"{k}_solved_runs": f"{solved[k]} of {runs[k]}" for k in study.keys},
                        "run_minutes": study.wall_s / 60},
            "paper": {"verdict": plan(figure).paper},
-           "main_figure": "deep_sea_scaling.png"}
+           "main_figure": "deep_sea_scaling.png", **metrics_record(decided)}
     if atari is not None:
         out["atari"] = atari
     return out
@@ -173,18 +175,19 @@ def _part(study: DeepSeaStudy) -> str:
     return f"{sizes}, {len(s.seeds)} seeds"
 
 
-def closing_note(figure: str, study: DeepSeaStudy, decided: dict[str, Any]) -> str:
+def closing_note(figure: str, study: DeepSeaStudy, decided: list[Decision]) -> str:
     """The notebook's closing note: the part of the protocol run, the paper verdict and each paper claim
     with its test, p and interval, then the kit's lines beside it, each line's solved count."""
     s = study.settings
+    word, kit = notebook_words(decided)
     lines = [f"{FIGURES[figure]} on {_part(study)} ({', '.join(map(str, s.seeds))}), profile {s.profile}; "
              f"training (or reading back finished runs) took {study.wall_s / 60:.1f} min with {s.workers} workers.",
-             f"Paper verdict: {decided['verdict']}."]
+             f"Paper verdict: {word}."]
     for kind in ("paper", "kit"):
-        if kind == "kit" and decided.get("kit_verdict"):
-            lines.append(f"Kit verdict (the kit's additions, never part of the paper verdict): {decided['kit_verdict']}.")
-        lines += [f"- [{kind}] {c['claim']} ({' vs '.join(c['lines'])}): {c['sentence']}"
-                  for c in decided["claims"].values() if c["kind"] == kind]
+        if kind == "kit" and kit:
+            lines.append(f"Kit verdict (the kit's additions, never part of the paper verdict): {kit}.")
+        lines += [f"- [{kind}] {d.claim.sentence} ({' vs '.join(d.claim.lines)}): {d.sentence}"
+                  for d in decided if d.kind == kind]
     for k in study.keys:
         solved = sum(r.solved for r in study.runs if r.key == k)
         n = sum(1 for r in study.runs if r.key == k)
@@ -264,6 +267,6 @@ def describe_plan(figure: str) -> str:
     for c in p.claims:
         how = "" if c.test == "not_testable" else (
             f" [{' vs '.join(c.lines)}; {preregistered.QUANTITIES[c.quantity]}; {c.test}"
-            + (f", margin +-{c.margin:g}" if c.margin is not None else f", {c.direction}") + "]")
+            + (f", margin +-{c.margin:g}" if c.test.endswith("tost") else f", {c.direction}") + "]")
         out.append(f"  ({c.kind}) {c.name}: {c.sentence}{how}")
     return "\n".join(out)

@@ -27,6 +27,10 @@ in a store folder (:mod:`pcnn_explore.sweep.bsuite_store`; the report keeps it i
 :func:`pcnn_explore.experiments.agents.agent_runs.run_specs`), and adds each run's log there as it
 finishes, on an interruption too; :func:`read_store` scores what the store holds, saying how much of
 the plan it covers.
+
+The notebook's claims, the kit's own question with no paper claim (the kit's line against DQN, the
+paper's DQN-CTS and its horizon reading over the whole protocol), are declared in
+:mod:`pcnn_explore.study.preregistered.deep_sea_scaling` and decided by :func:`decisions`.
 """
 from __future__ import annotations
 
@@ -39,14 +43,15 @@ from typing import Mapping, Sequence
 from pcnn_explore.envs.deep_sea_protocol import PROTOCOL_EPISODES, PROTOCOL_SIZES
 from pcnn_explore.experiments.agents.deep_sea_study import (STUDY_SEEDS, DeepSeaStudy, DeepSeaStudySettings,
                                                             StudyVariant, run_study)
-from pcnn_explore.experiments.agents.deep_sea_summary import (next_logged_episode, protocol_difference, protocol_score,
-                                                              scaling_figure, score_figure, summarise, summary_text,
-                                                              whole_protocol_text)
-from pcnn_explore.experiments.agents.preregistered import VERDICT_SEED_POOL
+from pcnn_explore.experiments.agents.deep_sea_summary import (next_logged_episode, protocol_score, scaling_figure,
+                                                              score_figure, summarise, summary_text, whole_protocol_text)
+from pcnn_explore.study import Decision, decide, metrics_record
+from pcnn_explore.study.preregistered import deep_sea_scaling as pre
+from pcnn_explore.study.preregistered.deep_sea import VERDICT_SEED_POOL
 
 __all__ = ["LINE_KEYS", "PROTOCOL_LINES", "PROTOCOL_SEEDS", "PRESETS", "RATES", "settings", "lines", "plan",
            "protocol_part", "budget", "budget_text", "run", "run_into_store", "read_store", "STORE_NAME", "store_folder",
-           "protocol_score", "protocol_difference", "whole_protocol", "whole_protocol_text", "whole_protocol_figure",
+           "protocol_score", "whole_protocol", "decisions", "whole_protocol_text", "whole_protocol_figure",
            "whole_protocol_record", "WHOLE_PROTOCOL_FIGURE", "collect",
            "next_logged_episode", "summarise", "read_sweep_report", "summary_text", "scaling_figure", "score_figure",
            "metrics"]
@@ -259,8 +264,8 @@ def store_folder(output_dir: str | os.PathLike, store: str | os.PathLike | None 
 def whole_protocol(store: str | os.PathLike) -> dict | None:
     """The paper profile's protocol as far as ``store`` holds it, beside a study run: ``{"part",
     "source", "done", "planned", "sizes_done", "lines" (:func:`summarise` per line, over the sizes run,
-    with ``protocol_score``: :func:`protocol_score`, over all 21), "kit_against" (the kit's line against
-    each other line, paired by seed: :func:`protocol_difference`)}``; None where the store holds no log of it."""
+    with ``protocol_score``: :func:`protocol_score`, over all 21)}``; None where the store holds no log of it.
+    The kit's line against each other line: :func:`decisions`."""
     s, variants = settings("paper"), lines("paper")
     if not Path(store).is_dir():
         return None
@@ -272,11 +277,29 @@ def whole_protocol(store: str | os.PathLike) -> dict | None:
         x["protocol_score"] = protocol_score([r for r in data["rows"] if r["variant"] == key], s.seeds, s.sizes)
         if key in data["settings_differ"]:  # (a line run with settings other than the named line's)
             x["settings_differ"] = data["settings_differ"][key]
-    kit = summary.get("kit")
-    against = {k: protocol_difference(kit["protocol_score"], x["protocol_score"])
-               for k, x in summary.items() if kit is not None and k != "kit"}
     return {"part": data["part"], "source": data["source"], "done": data["done"], "planned": data["planned"],
-            "sizes_done": data["sizes_done"], "rows": data["rows"], "lines": summary, "kit_against": against}
+            "sizes_done": data["sizes_done"], "rows": data["rows"], "lines": summary}
+
+
+def decisions(whole: Mapping | None) -> list[Decision]:
+    """Notebook 14's claims (:mod:`pcnn_explore.study.preregistered.deep_sea_scaling`) decided on the whole
+    protocol as far as it is in (:func:`whole_protocol`; None: not run, each claim not testable; a line
+    whose runs differ from its named line in some setting is named with them): the kit's
+    per-seed score, sizes not yet run counted as not solved, against the other line's, counted as solved,
+    paired by seed (:func:`pcnn_explore.study.decide`)."""
+    s = settings("paper")
+    held = (whole or {}).get("lines") or {}
+    labels = {v.key: v.label for v in lines("paper")}
+    # (a line run with settings other than its named line's is named so, with them: 14's claims say it)
+    labels.update({k: x["label"] for k, x in held.items() if x.get("settings_differ")})
+    out = []
+    for claim in pre.claims(labels, s.seeds, s.sizes):
+        kit, other = (held.get(k, {}).get("protocol_score") for k in claim.lines)
+        if kit is None or other is None:
+            out.append(decide(claim))
+            continue
+        out.append(decide(claim, kit["per_seed_lower"], other["per_seed_upper"], seeds=s.seeds))
+    return out
 
 
 def whole_protocol_figure(whole: Mapping | None, output_dir: str | os.PathLike | None = None):
@@ -356,7 +379,8 @@ def metrics(profile: str, part: str, summary: Mapping[str, dict], source: str, s
     """metrics.json: the profile, the part of the protocol (sizes, episodes, seeds; "partial protocol"
     or "whole protocol"), where the runs came from, each line's values (:func:`summarise`) with its
     kind, the worst-case budget and, beside a study run, the whole protocol as far as the store holds
-    it (:func:`whole_protocol`, without its rows)."""
+    it (:func:`whole_protocol`, without its rows); and the claims record of the notebook's claims
+    (:func:`decisions`: each not testable without the whole protocol)."""
     kinds = {v.key: v.kind for v in variants}
     protocol = {"part": part, "source": source}
     if s is not None:
@@ -366,13 +390,14 @@ def metrics(profile: str, part: str, summary: Mapping[str, dict], source: str, s
            "lines": {k: {**x, "kind": kinds.get(k)} for k, x in summary.items()}}
     if whole is not None:
         out.update(whole_protocol_record(whole))
-    return out
+    return {**out, **metrics_record(decisions(whole))}
 
 
 def whole_protocol_record(whole: Mapping) -> dict:
     """metrics.json's entries for the whole protocol (:func:`whole_protocol`): ``whole_protocol``
-    (without its rows, with ``text``: :func:`whole_protocol_text`'s lines) and ``main_figure``, its
-    figure (:func:`whole_protocol_figure`), the one the report shows for notebook 14."""
+    (without its rows, with ``text``: :func:`whole_protocol_text`'s lines), ``main_figure``, its
+    figure (:func:`whole_protocol_figure`), the one the report shows for notebook 14, and the claims
+    record of its claims (:func:`decisions`, :func:`pcnn_explore.study.metrics_record`)."""
     return {"whole_protocol": {**{k: v for k, v in whole.items() if k != "rows"},
                                "text": whole_protocol_text(whole).split("\n")},
-            "main_figure": WHOLE_PROTOCOL_FIGURE}
+            "main_figure": WHOLE_PROTOCOL_FIGURE, **metrics_record(decisions(whole))}

@@ -1,5 +1,5 @@
 """Agent studies on bsuite's deep-sea protocol: the runs, and the per-run and per-seed values that
-the notebooks' verdicts (:mod:`pcnn_explore.experiments.agents.deep_sea_claims`) decide on.
+the notebooks' claims (:mod:`pcnn_explore.experiments.agents.deep_sea_claims`) are decided on.
 
 API (every agent notebook, 07-10 and 13, can use it):
 
@@ -11,7 +11,7 @@ API (every agent notebook, 07-10 and 13, can use it):
   per size, same order, or one value for every size), ``seeds`` (10 at the study profile; the
   seed is the unit), ``workers`` (runs at once), ``mapping_seed`` (None: bsuite's 42; an integer:
   that mapping for every run; ``"per_seed"``: each seed its own declared mapping seed,
-  :func:`pcnn_explore.experiments.agents.preregistered.mapping_for`, drawn by bsuite's rule),
+  :func:`pcnn_explore.study.preregistered.deep_sea.mapping_for`, drawn by bsuite's rule),
   ``train_overrides`` (TrainConfig fields for every run), ``train_profile`` (the TrainConfig preset
   each run starts from; None: ``profile``, so a notebook profile can ask for bsuite's budget while
   its runs keep the study preset's DQN). Presets ``smoke`` / ``study`` / ``paper``
@@ -63,8 +63,8 @@ from pcnn_explore.envs.deep_sea_protocol import (
     solve_episode,
     solved_in_time,
 )
-from pcnn_explore.experiments.agents.preregistered import (PER_SEED, PILOT_SEEDS, STUDY_DESIGN, check_mapping_seed,
-                                                           mapping_of)
+from pcnn_explore.study.preregistered.deep_sea import (PER_SEED, PILOT_SEEDS, STUDY_DESIGN, check_mapping_seed,
+                                                      mapping_of)
 from pcnn_explore.profiles import ExperimentSettings
 from pcnn_explore.run.lines import StudyVariant, study_variant
 
@@ -72,7 +72,7 @@ __all__ = ["StudyVariant", "study_variant", "DeepSeaStudySettings", "RunValues",
            "run_study", "DeepSeaStudy", "STUDY_SEEDS", "RUN_FIELDS", "censored_first_success"]
 
 #: the seeds of notebook 14's bsuite score (mapping 42, no verdict) and the seen seeds of the first
-#: study (401-410, now :data:`~pcnn_explore.experiments.agents.preregistered.PILOT_SEEDS`); the
+#: study (401-410, now :data:`~pcnn_explore.study.preregistered.deep_sea.PILOT_SEEDS`); the
 #: deep-sea notebooks' verdicts run each plan's own seeds (701 and up, ``Plan.seeds``)
 STUDY_SEEDS = PILOT_SEEDS
 #: the per-run values :meth:`DeepSeaStudy.per_seed` reads
@@ -84,7 +84,7 @@ class DeepSeaStudySettings(ExperimentSettings):
     """Which part of bsuite's protocol a study runs (see the module docstring for the fields).
 
     smoke: DeepSea-4, 12 episodes, 2 seeds (plumbing only: the numbers mean nothing). study: notebook
-    07's design from the pilot (:data:`~pcnn_explore.experiments.agents.preregistered.STUDY_DESIGN`:
+    07's design from the pilot (:data:`~pcnn_explore.study.preregistered.deep_sea.STUDY_DESIGN`:
     DeepSea-10 at 1,000 episodes, verdict seeds 701-740, each with its own mapping seed, runs stopping
     once solved); each deep-sea notebook's plan sets its own sizes, caps and seeds (about 45 minutes
     on 2 cores at most). paper: bsuite's 21 sizes, 10K episodes each, the seen seeds
@@ -360,14 +360,4 @@ def settings_of(profile: str, seed: int | None = None, n_seeds: int | None = Non
     return DeepSeaStudySettings.for_notebook(profile, seed=first, n_seeds=n_seeds, **given)
 
 
-def random_success_rate(size: int) -> float:
-    """The random policy's chance of the +1 in one DeepSea-``size`` episode: 2^-N."""
-    return 2.0 ** -int(size)
-
-
-def random_finds_within(size: int, episodes: int) -> float:
-    """The random policy's chance of finding the +1 at least once in ``episodes`` episodes: 1 - (1 - 2^-N)^E."""
-    return -math.expm1(int(episodes) * math.log1p(-random_success_rate(size)))
-
-
-__all__ += ["settings_of", "random_success_rate", "random_finds_within"]
+__all__ += ["settings_of"]

@@ -32,7 +32,7 @@ from typing import Any, Mapping, Sequence
 from pcnn_explore.envs.deep_sea_protocol import (FORGIVE_EPISODES, PROTOCOL_EPISODES, PROTOCOL_SIZES,
                                                  bsuite_logged_episodes)
 
-__all__ = ["next_logged_episode", "summarise", "protocol_score", "protocol_score_text", "protocol_difference",
+__all__ = ["next_logged_episode", "summarise", "protocol_score", "protocol_score_text",
            "summary_text", "whole_protocol_text",
            "scaling_figure", "score_figure"]
 
@@ -116,24 +116,6 @@ def protocol_score(rows: Sequence[Mapping[str, Any]], seeds: Sequence[int], size
             "interval": [max(0.0, sign_flip_interval(lower)[0]), min(1.0, sign_flip_interval(upper)[1])]}
 
 
-def protocol_difference(a: Mapping, b: Mapping) -> dict:
-    """Line a against line b over the whole protocol, paired by seed (two :func:`protocol_score` of the
-    same seeds, in the same order): ``{"per_seed_low", "per_seed_high"}`` (a's lower bound minus b's
-    upper, a's upper minus b's lower: equal once both lines are complete), ``"interval"``, from the low
-    end of the low differences' exact 95% sign-flip interval to the high end of the high ones', and
-    ``"reading"``: "higher" or "lower" where the interval excludes 0 (at n = 6 the interval is [min,
-    max], so every seed must differ the same way: one-sided p = 1/64), else "undecided"."""
-    from pcnn_explore.verdicts import sign_flip_interval
-
-    if len(a["per_seed_lower"]) != len(b["per_seed_lower"]):
-        raise ValueError("protocol_difference pairs seeds: give the scores of the same seeds of both lines")
-    low = [x - y for x, y in zip(a["per_seed_lower"], b["per_seed_upper"])]
-    high = [x - y for x, y in zip(a["per_seed_upper"], b["per_seed_lower"])]
-    lo, hi = sign_flip_interval(low)[0], sign_flip_interval(high)[1]
-    return {"per_seed_low": low, "per_seed_high": high, "interval": [max(-1.0, lo), min(1.0, hi)],
-            "reading": "higher" if lo > 0 else "lower" if hi < 0 else "undecided"}
-
-
 def protocol_score_text(p: Mapping) -> str:
     """A line's :func:`protocol_score` in words: ``0.91 [0.86, 0.95]`` once complete, else ``between 0.12
     and 0.66 [0.00, 0.76]`` (the bounds' means and the interval that holds the score)."""
@@ -155,13 +137,6 @@ def whole_protocol_text(whole: Mapping | None) -> str:
             "" if p["complete"] else f", {len(p['sizes_in'])} of {len(PROTOCOL_SIZES)} sizes in")
         largest = ", ".join("-" if n is None else str(n) for n in x["largest_n_solved"])
         out.append(f"{x['label']}: {score}; largest N solved {largest}")
-    for key, d in (whole.get("kit_against") or {}).items():
-        lo, hi = d["interval"]
-        out.append(f"the kit's line minus {whole['lines'][key]['label']}, paired by seed: "
-                   f"{sum(d['per_seed_low']) / len(d['per_seed_low']):+.2f}"
-                   + ("" if d["per_seed_low"] == d["per_seed_high"] else
-                      f" to {sum(d['per_seed_high']) / len(d['per_seed_high']):+.2f} (sizes still to run)")
-                   + f" [{lo:+.2f}, {hi:+.2f}]: {d['reading']}")
     return "\n".join(out)
 
 

@@ -7,8 +7,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from pcnn_explore.experiments.agents.preregistered import (LEVEL, PER_SEED, VERDICT_SEEDS, check_mapping_seed,
-                                                           mapping_of, refuse_seen_seeds)
+from pcnn_explore.study.preregistered.deep_sea import (LEVEL, PER_SEED, VERDICT_SEEDS, check_mapping_seed,
+                                                      mapping_of, refuse_seen_seeds)
+from pcnn_explore.study.preregistered.reactor import STUDY_EPISODES, STUDY_SIZES
 from pcnn_explore.run.variants import check_variant, variant_agent
 from pcnn_explore.profiles import ExperimentSettings, check_profile
 from pcnn_explore.verdicts import seeds_needed
@@ -17,7 +18,7 @@ from pcnn_explore.experiments.agents.reactor_lines import LINES
 __all__ = ["STUDY_SEEDS", "ReactorStudySettings", "settings_for"]
 
 #: the study profile's seeds: the declared verdict seeds 701-720, used for nothing else, each on its
-#: own DeepSea map (:func:`pcnn_explore.experiments.agents.preregistered.mapping_for`)
+#: own DeepSea map (:func:`pcnn_explore.study.preregistered.deep_sea.mapping_for`)
 STUDY_SEEDS = VERDICT_SEEDS
 _LONGEST = 33  # one Reactor sequence (pcnn_explore.agents.sequence_replay.SEQ_LEN)
 #: the study profile's test: every claim is decided by the exact sign flip
@@ -33,8 +34,8 @@ class ReactorStudySettings(ExperimentSettings):
 
     profile: str = "study"
     seeds: tuple[int, ...] = STUDY_SEEDS
-    sizes: tuple[int, ...] = (10,)
-    episodes: int = 400
+    sizes: tuple[int, ...] = STUDY_SIZES
+    episodes: int = STUDY_EPISODES
     #: keys of :data:`LINES`: the paper's (Reactor, Reactor-CTS, DQN-CTS + MMC) and the kit's PixelCNN lines
     variants: tuple[str, ...] = ("reactor", "reactor_cts", "cts_mmc", "reactor_pixelcnn_pos", "pixelcnn_pos_mmc")
     #: TrainConfig fields for every run, under each line's own settings

@@ -30,8 +30,9 @@ DeepSea's +1 (the mean of the success curve: the paper's area-under-the-curve me
 it) and ``solved`` (that logged episode in time for the deep-sea score). Per seed: the mean over the
 sizes.
 
-The claims (:data:`CLAIMS`, :func:`decide`); each records its kind, the lines it compares, its test,
-the one-sided p and n:
+The claims (:data:`pcnn_explore.study.preregistered.reactor.CLAIMS`, decided by
+:func:`pcnn_explore.study.decide` in :func:`decisions`); each records its kind, the lines it compares,
+its test, the one-sided p and n:
 
 - ``bonus_helps_reactor`` (paper, Fig. 7/8): Reactor-CTS above Reactor in ``auc``;
 - ``dqn_mmc_above_reactor_bonus`` (paper, Sec. 4.2: Reactor "seems unable to make full use of" the
@@ -50,13 +51,12 @@ the one-sided p and n:
   with the kit's position-biased PixelCNN on both sides.
 
 Per-seed AUC values are near all-or-nothing on a size where an agent fails, so the paired claims are
-decided by the exact sign-flip test paired by seed id (:func:`pcnn_explore.verdicts.paired_verdict`;
-no claim's quantity is the solved flag). The paper verdict combines the paper claims by
-:func:`pcnn_explore.verdicts.combine_verdicts`; the kit verdict, beside it, the kit claims; a kit
-claim never enters the paper verdict.
+decided by the exact sign-flip test paired by seed id (no claim's quantity is the solved flag). The
+notebook's word combines the paper claims (:func:`pcnn_explore.study.notebook_words`); the kit word,
+beside it, the kit claims; a kit claim never enters the notebook's word.
 
 Seeds: the study profile runs the declared verdict seeds 701-720
-(:data:`pcnn_explore.experiments.agents.preregistered.VERDICT_SEEDS`), each on its own DeepSea map
+(:data:`pcnn_explore.study.preregistered.deep_sea.VERDICT_SEEDS`), each on its own DeepSea map
 (mapping seed = seed + 10,000, bsuite's rule), and refuses, before any training, a tuning seed, a
 seen seed (401-410) or fewer seeds than the sign-flip test needs to reach its level
 (:func:`pcnn_explore.verdicts.seeds_needed`, 6 at 0.95). The smoke profile's 2 seeds are "not
@@ -69,11 +69,9 @@ Where each part lives (every name stays importable from here, as before):
   :class:`ReactorStudySettings`, :func:`settings_for`);
 - the runs, their values and traces: :mod:`~pcnn_explore.experiments.agents.reactor_runs` (:func:`specs`,
   :func:`run`, :func:`run_values`, :func:`run_traces`, :func:`collect`);
-- the claims and verdicts: :mod:`~pcnn_explore.experiments.agents.reactor_claims` (:data:`PAPER`,
-  :class:`ReactorClaim`, :data:`CLAIMS`, :data:`NOT_TESTABLE`, :func:`decide`, :func:`overall`,
-  :func:`kit_overall`);
-- summary and metrics: :mod:`~pcnn_explore.experiments.agents.reactor_summary` (:func:`summary`,
-  :func:`paper_rows`, :func:`metrics`).
+- the claims: :mod:`pcnn_explore.study.preregistered.reactor` (:data:`CLAIMS`);
+- decisions, summary and metrics: :mod:`~pcnn_explore.experiments.agents.reactor_summary` (:data:`PAPER`,
+  :func:`decisions`, :func:`summary`, :func:`paper_rows`, :func:`metrics`).
 """
 from __future__ import annotations
 
@@ -84,17 +82,8 @@ from pcnn_explore.experiments.agents.reactor_settings import (
     settings_for,
 )
 from pcnn_explore.experiments.agents.reactor_runs import collect, run, run_traces, run_values, specs
-from pcnn_explore.experiments.agents.reactor_claims import (
-    CLAIMS,
-    NOT_TESTABLE,
-    PAPER,
-    ReactorClaim,
-    decide,
-    kit_overall,
-    overall,
-)
-from pcnn_explore.experiments.agents.reactor_summary import metrics, paper_rows, summary
+from pcnn_explore.experiments.agents.reactor_summary import PAPER, decisions, metrics, paper_rows, summary
+from pcnn_explore.study.preregistered.reactor import CLAIMS
 
-__all__ = ["ReactorStudySettings", "PAPER", "STUDY_SEEDS", "LINES", "ReactorClaim", "CLAIMS", "NOT_TESTABLE",
-           "settings_for", "specs", "run", "line_labels", "run_values", "run_traces", "collect", "decide",
-           "overall", "kit_overall", "summary", "paper_rows", "metrics"]
+__all__ = ["ReactorStudySettings", "PAPER", "STUDY_SEEDS", "LINES", "CLAIMS", "settings_for", "specs", "run",
+           "line_labels", "run_values", "run_traces", "collect", "decisions", "summary", "paper_rows", "metrics"]

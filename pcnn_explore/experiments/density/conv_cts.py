@@ -15,12 +15,12 @@ What held-out loss can say: App. C explains the agents' gap by "the more advance
 advantage", so it implies an accuracy ordering, tested per game's main stream, directionally:
 PixelCNN below CTS (an accuracy advantage exists), ConvCTS below CTS (the convolution gives part of
 it) and ConvCTS above PixelCNN (not all of it), each over ``n_seeds`` independent runs, paired over
-seeds (:func:`pcnn_explore.experiments.density.density_verdicts.conv_cts`). What it cannot say: App. C's
-claim itself rests on agent scores (Fig. 14), and a lower held-out loss need not give a better
-exploration bonus. That claim is a verdict line of its own, ``App. C agent scores``, always ``not
-testable at this profile`` here (no density-level run measures agent scores), so the notebook's word
-is at best ``partly``: the held-out ordering can support or contradict App. C's explanation, never
-confirm App. C.
+seeds: the kit's reading (:func:`decisions`, the claims of :mod:`pcnn_explore.study.preregistered.conv_cts`).
+What it cannot say: App. C's claim itself rests on agent scores (Fig. 14), and a lower held-out loss need
+not give a better exploration bonus. That claim is the notebook's one paper claim, ``App. C agent
+scores``, always ``not testable on this task`` here (no density-level run measures agent scores), so
+the notebook's word is ``not testable``: the held-out ordering can support or contradict App. C's
+explanation, never confirm App. C.
 """
 from __future__ import annotations
 
@@ -28,8 +28,6 @@ import dataclasses
 from typing import ClassVar
 
 from pcnn_explore.density import make_density
-from pcnn_explore.experiments.density import density_verdicts as dv
-from pcnn_explore.experiments.density import preregistered as prereg
 from pcnn_explore.experiments.density.density_stats import pg_summary, tail_mean
 from pcnn_explore.experiments.density.density_training import (
     MODEL_NAMES, DensityExperimentSettings, TrainTrace, check_models, check_positive_int, heldout_frames,
@@ -37,9 +35,12 @@ from pcnn_explore.experiments.density.density_training import (
 from pcnn_explore.experiments.density.location import (
     STREAM_POLICIES, check_policies, location_stats, static_positions, stream_policies_for)
 from pcnn_explore.streams import check_game, load_stream
+from pcnn_explore.study import Decision, decide
+from pcnn_explore.study.preregistered import conv_cts as plan
+from pcnn_explore.study.preregistered import density as prereg
 
-__all__ = ["ConvCTSSettings", "ConvCTSResults", "run", "run_all", "PAPER_CLAIM", "MODEL_NAMES", "PAPER", "CANNOT_DECIDE",
-           "claims", "summary", "verdict"]
+__all__ = ["ConvCTSSettings", "ConvCTSResults", "run", "run_all", "PAPER_CLAIM", "MODEL_NAMES", "PAPER", "summary",
+           "decisions"]
 
 PAPER_CLAIM = "the convolutional structure explains part, but not all, of PixelCNN's advantage over CTS (App. C)"
 
@@ -95,10 +96,6 @@ class ConvCTSResults:
     rows: dict[str, tuple[str, str]]
     static_fraction: dict[str, float]
 
-    def rank(self, row: str, key: str = "heldout_loss") -> list[str]:
-        """Models of ``row`` from lowest to highest ``key``."""
-        return sorted(self.table[row], key=lambda m: self.table[row][m][key])
-
     def main_rows(self) -> list[str]:
         """The rows of each game's main stream."""
         return [r for r, (game, _) in self.rows.items() if r == game]
@@ -139,37 +136,9 @@ PAPER = {
     "verdict": PAPER_CLAIM + " (agent-level evidence; the paper gives no density-level numbers)",
 }
 
-#: what the density-level verdict cannot decide (see the module docstring)
-CANNOT_DECIDE = ("density level only: held-out loss tests the accuracy ordering App. C's explanation implies; "
-                 "whether the convolution explains part of the agents' advantage (App. C's evidence, Fig. 14) "
-                 "is not testable on this task, so this notebook's word is not testable; the ordering is the kit's "
-                 "reading and never makes it")
-
-
-def claims(runs: list[ConvCTSResults]) -> dict:
-    """The directional held-out claims per game's main stream over the runs, then App. C's agent-score
-    claim, not testable here (:func:`density_verdicts.conv_cts`)."""
-    main = runs[0].main_rows()
-    held = {row: {m: [r.table[row][m]["heldout_loss"] for r in runs] for m in ("cts", "convcts", "pixelcnn")}
-            for row in main}
-    return dv.conv_cts(held, [r.settings.seed for r in runs])
-
-
-def verdict(runs: list[ConvCTSResults]) -> str:
-    """Density level, directional, over the runs (one per seed): held-out loss CTS > ConvCTS > PixelCNN on
-    every game's main stream, and App. C's agent-score claim as not testable (:func:`density_verdicts.conv_cts`)."""
-    first = runs[0]
-    ranks = "; ".join(f"{row}: {' < '.join(first.rank(row))}" for row in first.table)
-    main = first.main_rows()
-    if not {"cts", "convcts", "pixelcnn"} <= set(first.table[main[0]]):
-        return f"{dv.NOT_TESTABLE}: needs cts, convcts and pixelcnn (first seed's held-out loss {ranks})"
-    c = claims(runs)
-    return dv.verdict_line(first.settings.profile, c, len(runs), kit=dv.conv_cts_kit(c),
-                           note=f"{CANNOT_DECIDE}; first seed's held-out loss {ranks}")
-
-
 def summary(runs: list[ConvCTSResults]) -> dict:
-    """The first seed's run (the one plotted), the main streams' held-out losses per seed, the verdict."""
+    """The first seed's run (the one plotted), and the main streams' held-out losses per seed
+    (``<game>_<model>_heldout_loss_nats_per_seed``), the kit's claims' values (:func:`decisions`)."""
     results = runs[0]
     out: dict = {}
     for row, entries in results.table.items():
@@ -186,8 +155,20 @@ def summary(runs: list[ConvCTSResults]) -> dict:
     for row in results.main_rows():
         for m in results.table[row]:
             out[f"{row}_{m}_heldout_loss_nats_per_seed"] = [r.table[row][m]["heldout_loss"] for r in runs]
-    out["verdict"] = verdict(runs)
-    if {"cts", "convcts", "pixelcnn"} <= set(results.table[results.main_rows()[0]]):
-        c = claims(runs)
-        out["claims"] = dv.claim_records(c, kit=dv.conv_cts_kit(c))
+    return out
+
+
+def decisions(summary: dict) -> list[Decision]:
+    """The claims of :mod:`pcnn_explore.study.preregistered.conv_cts` decided on the per-seed held-out
+    losses of :func:`summary`: App. C's agent-score claim first (not testable on this task), then per
+    game's main stream with CTS, ConvCTS and PixelCNN, in the summary's order, the kit's three
+    orderings, paired by seed."""
+    seeds = list(summary["seeds"])
+    tail = "_heldout_loss_nats_per_seed"
+    games = [k[: -len("_cts" + tail)] for k in summary if k.endswith("_cts" + tail)]
+    out = [decide(plan.agents_claim(seeds))]
+    for game in games:
+        held = {m: summary.get(f"{game}_{m}{tail}") for m in ("cts", "convcts", "pixelcnn")}
+        if all(v is not None for v in held.values()):
+            out += [decide(c, held[a], held[b], seeds=seeds) for c, a, b in plan.kit_claims(game, seeds)]
     return out

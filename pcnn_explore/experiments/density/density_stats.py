@@ -10,10 +10,17 @@ import math
 
 import numpy as np
 
-__all__ = ["as_trace", "pg_variability", "peak_to_median", "pg_summary", "trailing_median",
+from pcnn_explore.envs.frames import DENSITY_HEIGHT, DENSITY_LEVELS, DENSITY_WIDTH
+
+__all__ = ["DIVERGED_LOSS", "as_trace", "pg_variability", "peak_to_median", "pg_summary", "trailing_median",
            "top_spikes", "near_episode_start", "spike_alignment", "SpikeAlignment",
            "moving_average", "tail_mean", "peak_quantile_ratio", "nearest_frame_distance", "pg_decay_exponent",
            "capped_log_spread"]
+
+#: the cap on a final loss, a uniform model's, 42 x 42 ln 8 = 3668 nats per frame. A run at or above
+#: it (a NaN or a finite blow-up such as 9.2e7 nats) has learned nothing a uniform guess does not give;
+#: how far above it lies says nothing about the schedule, so every such run counts as this one value (03)
+DIVERGED_LOSS = DENSITY_HEIGHT * DENSITY_WIDTH * math.log(DENSITY_LEVELS)
 
 
 def as_trace(x: object, name: str = "trace", min_length: int = 1) -> np.ndarray:

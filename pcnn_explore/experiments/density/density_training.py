@@ -22,17 +22,25 @@ import numpy as np
 
 from pcnn_explore.bonus import prediction_gain
 from pcnn_explore.density import DensityModel
-from pcnn_explore.experiments.density.density_verdicts import seed_list
 from pcnn_explore.profiles import ExperimentSettings, check_profile
 from pcnn_explore.streams import load_stream
 
-__all__ = ["TRAINING_ORDERS", "MODEL_NAMES", "check_models", "training_order", "heldout_loss", "heldout_frames",
+__all__ = ["TRAINING_ORDERS", "MODEL_NAMES", "seed_list", "check_models", "training_order", "heldout_loss", "heldout_frames",
            "TrainTrace", "train_stream",
            "DensityExperimentSettings", "run_seeds", "seed_workers", "check_positive_int", "resolve_device", "format_value", "paper_rows"]
 
 TRAINING_ORDERS = ("online", "permutation", "replacement")
 #: the density models the experiments compare
 MODEL_NAMES = ("cts", "convcts", "pixelcnn", "pixelcnn_pos")
+
+
+def seed_list(seed: int, n_seeds: int) -> tuple[int, ...]:
+    """The runs' seeds: ``seed, seed + 2, ..., seed + 2 (n_seeds - 1)``. Every run draws its held-out
+    frames from the stream of its seed + 1, so no run's held-out frame is another run's training frame."""
+    for name, v, least in (("seed", seed, 0), ("n_seeds", n_seeds, 1)):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < least:
+            raise ValueError(f"setting {name} must be an int >= {least}, got {v!r}")
+    return tuple(int(seed) + 2 * k for k in range(int(n_seeds)))
 
 
 def check_models(models) -> None:
@@ -173,7 +181,7 @@ class DensityExperimentSettings(ExperimentSettings):
     workers: int = 0
 
     def seeds(self) -> tuple[int, ...]:
-        """The runs' seeds: ``seed, seed + 2, ...`` (:func:`~pcnn_explore.experiments.density.density_verdicts.seed_list`)."""
+        """The runs' seeds: ``seed, seed + 2, ...`` (:func:`seed_list`)."""
         return seed_list(self.seed, self.n_seeds)
 
     def stream_options(self, progress: bool | None = None, policy: str = "random") -> dict:

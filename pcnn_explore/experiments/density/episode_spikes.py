@@ -10,27 +10,28 @@ their height above the trailing median of the previous ``baseline`` frames, at l
 starts after the first ``baseline`` frames) lie within ``window`` frames after an episode start,
 and compare with chance (the share of frames that lie that close to a start). The claim is decided
 over ``n_seeds`` independent runs (a fresh stream and PixelCNN each): the near-start share minus
-chance's share, paired over seeds, must exceed 0 at 95%
-(:func:`pcnn_explore.experiments.density.density_verdicts.episode_spikes`).
+chance's share, paired over seeds, must exceed 0 (:func:`decisions`, the claim of
+:mod:`pcnn_explore.study.preregistered.episode_start_spikes`).
 """
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import ClassVar
 
 import numpy as np
 
 from pcnn_explore.density import PixelCNNDensity
-from pcnn_explore.experiments.density import density_verdicts as dv
-from pcnn_explore.experiments.density import preregistered as prereg
 from pcnn_explore.experiments.density.density_stats import SpikeAlignment, spike_alignment
 from pcnn_explore.experiments.density.density_training import (
     DensityExperimentSettings, TrainTrace, check_positive_int, run_seeds, train_stream)
 from pcnn_explore.streams import check_game, load_stream
-from pcnn_explore.verdicts import TOO_FEW_SEEDS
+from pcnn_explore.study import Decision, decide
+from pcnn_explore.study.preregistered import density as prereg
+from pcnn_explore.study.preregistered import episode_start_spikes as plan
 
-__all__ = ["EpisodeSpikesSettings", "EpisodeSpikesResults", "run", "run_all", "PAPER_CLAIM", "PAPER", "summary", "verdict",
-           "claims", "claim_records", "CLAIM", "TOO_SHORT"]
+__all__ = ["EpisodeSpikesSettings", "EpisodeSpikesResults", "run", "run_all", "PAPER_CLAIM", "PAPER", "summary",
+           "decisions"]
 
 PAPER_CLAIM = "loss spikes coincide with episode starts over the first 6K frames of Pong (Fig. 2 middle)"
 
@@ -105,51 +106,9 @@ def run_all(settings: EpisodeSpikesSettings) -> list[EpisodeSpikesResults]:
     return run_seeds(run, settings)
 
 
-def _count(r: EpisodeSpikesResults) -> str:
-    a = r.alignment
-    return f"seed {r.settings.seed}: {int(a.near_start.sum())} of {len(a.spikes)}, chance {100 * a.chance:.1f}%"
-
-
-#: the verdict of a run too short to hold an episode start after its first frames
-TOO_SHORT = (f"{dv.NOT_TESTABLE}: too few seeds at this profile (no episode start after the first frames of any "
-             "seed: this run is too short to test the claim)")
-#: the one claim's name (:func:`density_verdicts.episode_spikes`)
-CLAIM = "spikes at episode starts"
-
-
-def claims(runs: list[EpisodeSpikesResults]) -> dict | None:
-    """The claim over the runs (one per seed): :func:`density_verdicts.episode_spikes`; None when no
-    run has a spike to rank (too short)."""
-    if not any(len(r.alignment.spikes) for r in runs):
-        return None
-    return dv.episode_spikes([r.alignment.fraction for r in runs], [r.alignment.chance for r in runs],
-                             [r.settings.seed for r in runs])
-
-
-def verdict(runs: list[EpisodeSpikesResults]) -> str:
-    """Over the runs (one per seed): near-start share of the largest spikes against chance's share
-    (:func:`density_verdicts.episode_spikes`); "too short" when no run has a spike to rank."""
-    window = runs[0].settings.window
-    c = claims(runs)
-    if c is None:
-        return TOO_SHORT
-    note = (f"largest spikes within {window} frames after a start: " + "; ".join(_count(r) for r in runs))
-    return dv.verdict_line(runs[0].settings.profile, c, len(runs), note=note)
-
-
-def claim_records(runs: list[EpisodeSpikesResults]) -> dict:
-    """metrics.json's ``claims`` records (:func:`density_verdicts.claim_records`); a run too short to
-    rank a spike gives the claim as not testable with that reason, and no number."""
-    c = claims(runs)
-    if c is None:
-        return {CLAIM: {"kind": "paper", "claim": CLAIM, "order": 0, "verdict": dv.NOT_TESTABLE,
-                        "reason": TOO_FEW_SEEDS, "sentence": TOO_SHORT}}
-    return dv.claim_records(c)
-
-
 def summary(runs: list[EpisodeSpikesResults]) -> dict:
-    """The first seed's run (the one plotted) unprefixed, the per-seed shares, the verdict and the
-    claims records."""
+    """The first seed's run (the one plotted) unprefixed, and the per-seed shares, the claim's values
+    (:func:`decisions`)."""
     results = runs[0]
     a = results.alignment
     return {
@@ -161,6 +120,16 @@ def summary(runs: list[EpisodeSpikesResults]) -> dict:
         "seeds": [r.settings.seed for r in runs],
         "spikes_near_start_fraction_per_seed": [r.alignment.fraction for r in runs],
         "chance_fraction_per_seed": [r.alignment.chance for r in runs],
-        "verdict": verdict(runs),
-        "claims": claim_records(runs),
     }
+
+
+def decisions(summary: dict) -> list[Decision]:
+    """The claim of :mod:`pcnn_explore.study.preregistered.episode_start_spikes` decided on the per-seed
+    values of :func:`summary`: the near-start share of the largest spikes against chance's, paired by
+    seed; not testable (:func:`~pcnn_explore.study.preregistered.episode_start_spikes.too_short`) when
+    no seed's run has a spike to rank (its share None)."""
+    seeds = list(summary["seeds"])
+    fraction, chance = summary["spikes_near_start_fraction_per_seed"], summary["chance_fraction_per_seed"]
+    ranked = any(v is not None and math.isfinite(v) for v in fraction)
+    claim = plan.claim(seeds) if ranked else plan.too_short(seeds)
+    return [decide(claim, fraction, chance, seeds=seeds)]

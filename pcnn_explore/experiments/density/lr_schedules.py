@@ -10,8 +10,8 @@ trained online on the same uniform-random-policy stream. The rate of update n is
 the incoming-frame loss -log rho_n(x_n), in nats per frame, averaged over the last
 ``average_last`` frames. A run whose loss becomes non-finite stops and counts as diverged (NaN).
 
-The verdict (:func:`pcnn_explore.experiments.density.density_verdicts.lr_schedules`) decides over
-``n_seeds`` independent runs (a fresh stream and PixelCNN weights per seed), paired over seeds:
+The claims (:mod:`pcnn_explore.study.preregistered.lr_schedules`, decided by :func:`decisions`) are
+decided over ``n_seeds`` independent runs (a fresh stream and PixelCNN weights per seed), paired over seeds:
 
 - the named rates: the better of constant 1e-3 and 0.1 n^-1/2 has a lower final loss than the best
   of every other run of the grid;
@@ -20,7 +20,7 @@ The verdict (:func:`pcnn_explore.experiments.density.density_verdicts.lr_schedul
   initial rates, ln(worst / best) over the grid's rates (each schedule spans the same factor 100),
   is smaller for the constant schedule than for each decaying one.
 Every final loss is capped at a uniform model's, 42 x 42 ln 8 = 3668 nats per frame
-(:data:`~pcnn_explore.experiments.density.density_verdicts.DIVERGED_LOSS`), and a diverged run (NaN)
+(:data:`~pcnn_explore.experiments.density.density_stats.DIVERGED_LOSS`), and a diverged run (NaN)
 counts as that cap: a run at or above it has learned nothing a uniform guess does not give, so a NaN
 and a finite blow-up (9.2e7 nats) are the same failed run. On the log scale a failed run adds at
 most ln(3668 / best) to a spread (about 3.6 for a best of 100 nats), so no single blow-up swamps the
@@ -43,18 +43,17 @@ import numpy as np
 
 from pcnn_explore.density import PixelCNNDensity
 from pcnn_explore.density.pixelcnn import LR_SCHEDULES
-from pcnn_explore.experiments.density import density_verdicts as dv
-from pcnn_explore.experiments.density import preregistered as prereg
-from pcnn_explore.experiments.density.density_stats import tail_mean
+from pcnn_explore.experiments.density.density_stats import DIVERGED_LOSS, capped_log_spread, tail_mean
 from pcnn_explore.experiments.density.density_training import (
     DensityExperimentSettings, TrainTrace, check_positive_int, run_seeds, train_stream)
 from pcnn_explore.streams import check_game, load_stream
+from pcnn_explore.study import Decision, decide
+from pcnn_explore.study.preregistered import density as prereg
+from pcnn_explore.study.preregistered import lr_schedules as plan
 
-__all__ = ["LrScheduleSettings", "LrScheduleResults", "run", "run_all", "early_curves", "LIMITS", "PAPER_CLAIM", "PAPER_BEST", "PAPER", "summary", "verdict"]
+__all__ = ["LrScheduleSettings", "LrScheduleResults", "run", "run_all", "early_curves", "PAPER_CLAIM", "PAPER", "summary", "decisions"]
 
 PAPER_CLAIM = "lowest loss: constant 1e-3 or 0.1 n^-1/2; n^-1 worst (Fig. 3, after 1M frames)"
-#: (schedule, initial rate) pairs the paper names as best
-PAPER_BEST = (("constant", 1e-3), ("inverse_sqrt", 0.1))
 
 _GRID = {"constant": (1e-4, 1e-3, 1e-2), "inverse_sqrt": (1e-2, 0.1, 1.0), "inverse": (0.1, 1.0, 10.0)}
 
@@ -158,12 +157,6 @@ PAPER = {
 }
 
 
-#: what a short run cannot show of the paper's 1M frames (see the module docstring)
-LIMITS = ("at 10K frames n^-1's rate lr / n has all but stopped learning, so it comes last nearly by construction; "
-          "whether 0.1 n^-1/2 catches up with the constant rate and whether the constant rate's loss levels off "
-          "need the paper's 1M frames")
-
-
 def run_all(settings: LrScheduleSettings) -> list[LrScheduleResults]:
     """:func:`run` once per seed of ``settings.seeds()``."""
     return run_seeds(run, settings)
@@ -196,25 +189,9 @@ def early_curves(runs: list[LrScheduleResults]) -> dict:
             "seeds": [r.settings.seed for r in runs], "curves": curves}
 
 
-def claims(runs: list[LrScheduleResults]) -> dict:
-    """The claims over the runs (one per seed): :func:`density_verdicts.lr_schedules`."""
-    return dv.lr_schedules([r.final_loss for r in runs], [r.settings.seed for r in runs], PAPER_BEST)
-
-
-def verdict(runs: list[LrScheduleResults]) -> str:
-    """The verdict over the runs, one per seed (:func:`density_verdicts.verdict_line`)."""
-    c = claims(runs)
-    if not c:
-        return f"{dv.NOT_TESTABLE}: the grid has one rate per schedule and no run besides the named ones"
-    first = runs[0]
-    schedule, lr = first.best()
-    note = (f"first seed: lowest loss with {_LABELS[schedule]} lr {lr:g}, schedules ranked "
-            f"{' < '.join(_LABELS[s] for s in first.ranking())}; {first.settings.n_frames:,} frames: {LIMITS}")
-    return dv.verdict_line(first.settings.profile, c, len(runs), note=note)
-
-
 def summary(runs: list[LrScheduleResults]) -> dict:
-    """The first seed's run (the one plotted) unprefixed, each run's final loss per seed, the verdict."""
+    """The first seed's run (the one plotted) unprefixed, and each run's final loss per seed
+    (``final_loss_<schedule>_<rate>_nats_per_seed``), the claims' values (:func:`decisions`)."""
     results = runs[0]
     out: dict = {f"final_loss_{s}_{lr:g}_nats": v for (s, lr), v in results.final_loss.items()}
     schedule, lr = results.best()
@@ -223,6 +200,52 @@ def summary(runs: list[LrScheduleResults]) -> dict:
     out["seeds"] = [r.settings.seed for r in runs]
     out.update({f"final_loss_{s}_{lr:g}_nats_per_seed": [r.final_loss[(s, lr)] for r in runs]
                 for (s, lr) in results.final_loss})
-    out["verdict"] = verdict(runs)
-    out["claims"] = dv.claim_records(claims(runs))
+    return out
+
+
+def _final_losses(summary: dict) -> dict[tuple[str, float], list[float]]:
+    """{(schedule, initial rate): per-seed final loss (nats), capped at :data:`DIVERGED_LOSS`} of
+    :func:`summary`, schedules in alphabetical order (constant first), rates increasing. A loss that is
+    not finite (None: a diverged run) or lies above the cap counts as the cap: a NaN and a finite
+    blow-up are the same failed run."""
+    head, tail = "final_loss_", "_nats_per_seed"
+    runs = {}
+    for key, values in summary.items():
+        if key.startswith(head) and key.endswith(tail):
+            schedule, lr = key[len(head):-len(tail)].rsplit("_", 1)
+            runs[(schedule, float(lr))] = [DIVERGED_LOSS if v is None or not math.isfinite(v) else min(float(v), DIVERGED_LOSS)
+                                           for v in values]
+    if not runs:
+        raise ValueError("03's claims need the per-seed final losses of the summary (final_loss_..._nats_per_seed)")
+    return dict(sorted(runs.items()))
+
+
+def decisions(summary: dict) -> list[Decision]:
+    """The claims of :mod:`pcnn_explore.study.preregistered.lr_schedules` decided on the per-seed final
+    losses of :func:`summary` (capped, :func:`_final_losses`), paired by seed: each named rate
+    (:data:`~pcnn_explore.study.preregistered.lr_schedules.PAPER_BEST`) in the grid against the best
+    unnamed run (when the grid has one); n^-1's best against the larger of the other schedules' bests;
+    the constant schedule's spread over its rates, ln(worst / best)
+    (:func:`~pcnn_explore.experiments.density.density_stats.capped_log_spread`), against each other
+    schedule's with more than one rate. A grid with one rate per schedule and no unnamed run gives
+    none of the first and last."""
+    seeds = list(summary["seeds"])
+    runs = _final_losses(summary)
+    n = len(seeds)
+    column = lambda keys: [min(runs[k][i] for k in keys) for i in range(n)]  # noqa: E731
+    out = []
+    others = [k for k in runs if k not in plan.PAPER_BEST]
+    if others:
+        best_other = column(others)
+        out += [decide(plan.lowest(*k, seeds), runs[k], best_other, seeds=seeds) for k in plan.PAPER_BEST if k in runs]
+    rates = {s: [k for k in runs if k[0] == s] for s in dict.fromkeys(s for s, _ in runs)}
+    best = {s: column(keys) for s, keys in rates.items()}
+    if "inverse" in best and len(best) > 1:
+        rest = [max(best[s][i] for s in best if s != "inverse") for i in range(n)]
+        out.append(decide(plan.worst(seeds), best["inverse"], rest, seeds=seeds))
+    spread = {s: [capped_log_spread([runs[k][i] for k in keys], DIVERGED_LOSS) for i in range(n)]
+              for s, keys in rates.items()}
+    if len(rates.get("constant", ())) > 1:
+        out += [decide(plan.more_robust(s, seeds), spread["constant"], spread[s], seeds=seeds)
+                for s in rates if s != "constant" and len(rates[s]) > 1]  # one rate has no spread to compare
     return out

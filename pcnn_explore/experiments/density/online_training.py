@@ -19,7 +19,7 @@ The paper compares learning curves, not end points, so the verdict compares the 
 (:func:`compare_curves`): their area (the mean held-out loss over training, trapezoidal in updates)
 and their largest rise between successive evaluations (instability). It is decided over
 ``n_seeds`` independent runs (a fresh stream, held-out set and PixelCNN per seed) with a stated
-equivalence margin (:func:`pcnn_explore.experiments.density.density_verdicts.training_orders`): for each
+equivalence margin (:func:`decisions`, the claims of :mod:`pcnn_explore.study.preregistered.online_vs_shuffled`): for each
 other order, the relative area difference to online training, area_m / area_online - 1, and the
 difference of the largest rise's share of the area, each within +-10% at 95%.
 """
@@ -31,15 +31,16 @@ from typing import ClassVar
 import numpy as np
 
 from pcnn_explore.density import PixelCNNDensity
-from pcnn_explore.experiments.density import density_verdicts as dv
-from pcnn_explore.experiments.density import preregistered as prereg
 from pcnn_explore.experiments.density.density_training import (
     TRAINING_ORDERS, DensityExperimentSettings, TrainTrace, check_positive_int, run_seeds, train_stream,
     training_order)
 from pcnn_explore.streams import check_game, load_stream
+from pcnn_explore.study import Decision, decide
+from pcnn_explore.study.preregistered import density as prereg
+from pcnn_explore.study.preregistered import online_vs_shuffled as plan
 
 __all__ = ["OnlineTrainingSettings", "OnlineTrainingResults", "run", "run_all", "PAPER_CLAIM", "PAPER", "summary",
-           "verdict", "curve_area", "largest_increase", "compare_curves", "comparison"]
+           "decisions", "curve_area", "largest_increase", "compare_curves", "comparison"]
 
 PAPER_CLAIM = "online, random-permutation and with-replacement training: qualitatively similar learning progress and stability (Fig. 2 left)"
 
@@ -134,7 +135,7 @@ def run_all(settings: OnlineTrainingSettings) -> list[OnlineTrainingResults]:
 
 
 #: tolerance on the relative spread of the curves' areas (and of final losses) for "similar"
-SIMILAR_SPREAD = dv.ORDER_MARGIN
+SIMILAR_SPREAD = plan.ORDER_MARGIN
 #: a curve is "stable" when its largest rise is at most this share of its area (mean level)
 STABLE_RISE = 0.10
 
@@ -180,26 +181,34 @@ def comparison(results: OnlineTrainingResults) -> dict:
     return compare_curves({m: (t.eval_steps, t.eval_loss) for m, t in results.traces.items()})
 
 
-def claims(runs: list[OnlineTrainingResults]) -> dict:
-    """The claims decided over the runs (one per seed): see :func:`density_verdicts.training_orders`."""
-    cs = [comparison(r) for r in runs]
-    methods = list(cs[0]["area"])
-    if "online" not in methods or len(methods) < 2:
-        return {"orders": "not decided: online training and at least one other order must run"}
-    return dv.training_orders({m: [c["area"][m] for c in cs] for m in methods},
-                              {m: [c["increase"][m] for c in cs] for m in methods}, [r.settings.seed for r in runs])
-
-
-def verdict(runs: list[OnlineTrainingResults]) -> str:
-    """The verdict over the runs, one per seed (:func:`density_verdicts.verdict_line`)."""
-    return dv.verdict_line(runs[0].settings.profile, claims(runs), len(runs),
-                           note=f"margin +-{dv.ORDER_MARGIN:g}; first seed's areas ranked "
-                                + " < ".join(comparison(runs[0])["ranking"]))
+def decisions(summary: dict) -> list[Decision]:
+    """The claims of :mod:`pcnn_explore.study.preregistered.online_vs_shuffled` decided on the per-seed
+    values of :func:`summary` (``heldout_area_<order>_nats_per_seed``, ``worst_heldout_increase_<order>_
+    nats_per_seed``, ``seeds``): per order other than online, its relative area and its rise share
+    against online's, online's area the positive control. What metrics.json's claims record holds
+    (:func:`pcnn_explore.study.metrics_record`), at the first render and for a report migrated to it."""
+    seeds = list(summary["seeds"])
+    orders = sorted(k[len("heldout_area_"):-len("_nats_per_seed")] for k in summary
+                    if k.startswith("heldout_area_") and k.endswith("_nats_per_seed"))
+    if "online" not in orders or len(orders) < 2:
+        raise ValueError("01's claims compare every order with online training: the summary needs the per-seed "
+                         "areas of online training and of at least one other order")
+    per_seed = lambda key: np.asarray([np.nan if v is None else v for v in summary[key]], dtype=np.float64)  # noqa: E731
+    base = per_seed("heldout_area_online_nats_per_seed")
+    base_share = per_seed("worst_heldout_increase_online_nats_per_seed") / base
+    out = []
+    for m in (o for o in orders if o != "online"):
+        area, rise = per_seed(f"heldout_area_{m}_nats_per_seed"), per_seed(f"worst_heldout_increase_{m}_nats_per_seed")
+        progress, stability = plan.claims(m, seeds)
+        out.append(decide(progress, list(area / base - 1.0), [0.0] * len(seeds), seeds=seeds, control=list(base)))
+        out.append(decide(stability, list(rise / area), list(base_share), seeds=seeds, control=list(base)))
+    return out
 
 
 def summary(runs: list[OnlineTrainingResults]) -> dict:
     """Key figures for metrics.json (losses in nats per frame): the first seed's run (the one plotted)
-    unprefixed, each order's area and largest rise per seed (``..._per_seed``), and the verdict."""
+    unprefixed, and each order's area and largest rise per seed (``..._per_seed``), the claims' quantities
+    (:func:`decisions`)."""
     results = runs[0]
     c = comparison(results)
     out: dict = {f"final_heldout_loss_{m}_nats": v for m, v in results.final_heldout_loss().items()}
@@ -212,6 +221,4 @@ def summary(runs: list[OnlineTrainingResults]) -> dict:
     for m in c["area"]:
         out[f"heldout_area_{m}_nats_per_seed"] = [x["area"][m] for x in cs]
         out[f"worst_heldout_increase_{m}_nats_per_seed"] = [x["increase"][m] for x in cs]
-    out["verdict"] = verdict(runs)
-    out["claims"] = dv.claim_records(claims(runs))
     return out

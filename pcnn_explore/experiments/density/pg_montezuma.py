@@ -14,9 +14,9 @@ step-to-step variability, median |PG_{t+1} - PG_t| / median PG; the peak-to-medi
 max PG / median PG; the peak measure of the verdict, the 0.99 quantile of PG / median PG (robust
 to a single maximum); the share of negative PGs (PixelCNN is not learning-positive).
 
-The verdict decides each of the paper's three claims on its own, PixelCNN against CTS on the main
-stream, over ``n_seeds`` independent runs (a fresh stream and models per seed), paired over seeds
-(:func:`pcnn_explore.experiments.density.density_verdicts.pg_claims`): lower mean PG; smoother (lower
+Each of the paper's three claims is decided on its own, PixelCNN against CTS on the main stream, over
+``n_seeds`` independent runs (a fresh stream and models per seed), paired over seeds (:func:`decisions`,
+the claims of :mod:`pcnn_explore.study.preregistered.pg_montezuma`): lower mean PG; smoother (lower
 variability); sharper peaks (higher quantile-to-median ratio). The kit's position-biased PixelCNN is
 shown, never counted.
 """
@@ -28,16 +28,17 @@ from typing import ClassVar
 import numpy as np
 
 from pcnn_explore.density import REGISTRY, make_density
-from pcnn_explore.experiments.density import density_verdicts as dv
-from pcnn_explore.experiments.density import preregistered as prereg
 from pcnn_explore.experiments.density.density_stats import pg_summary
 from pcnn_explore.experiments.density.density_training import (
     DensityExperimentSettings, TrainTrace, check_positive_int, heldout_frames, heldout_loss, run_seeds, train_stream)
 from pcnn_explore.experiments.density.location import (
-    STREAM_POLICIES, check_policies, location_stats, policy_label, static_positions, stream_policies_for)
+    STREAM_POLICIES, check_policies, location_stats, static_positions, stream_policies_for)
 from pcnn_explore.streams import check_game, load_stream
+from pcnn_explore.study import Decision, decide
+from pcnn_explore.study.preregistered import density as prereg
+from pcnn_explore.study.preregistered import pg_montezuma as plan
 
-__all__ = ["PgSettings", "PgResults", "run", "run_all", "PAPER_CLAIM", "PAPER", "summary", "verdict", "claims"]
+__all__ = ["PgSettings", "PgResults", "run", "run_all", "PAPER_CLAIM", "PAPER", "summary", "decisions"]
 
 PAPER_CLAIM = "PixelCNN PG lower than CTS PG, smoother between successive states, sharper peaks at rare events (Fig. 9)"
 
@@ -117,7 +118,7 @@ def run(settings: PgSettings) -> PgResults:
             trace = train_stream(model, stream.frames, progress=settings.progress, desc=f"{policy} {name}")
             out["traces"][policy][name] = trace
             out["pg"][policy][name] = trace.pg[window]
-            out["stats"][policy][name] = pg_summary(trace.pg[window], dv.PEAK_QUANTILE)
+            out["stats"][policy][name] = pg_summary(trace.pg[window], plan.PEAK_QUANTILE)
             out["location"][policy][name] = location_stats(model, trace, static, eval_frames,
                                                            heldout_loss(model, eval_frames))
         out["episode_starts"][policy] = stream.episode_starts[window]
@@ -139,26 +140,9 @@ PAPER = {
 }
 
 
-def claims(runs: list[PgResults], a: str = "pixelcnn", b: str = "cts") -> dict:
-    """The three claims of ``a`` against ``b`` on the main stream over the runs (one per seed)."""
-    main = runs[0].policies[0]
-    return dv.pg_claims({m: [r.stats[main][m] for r in runs] for m in (a, b)}, [r.settings.seed for r in runs], a, b)
-
-
-def verdict(runs: list[PgResults]) -> str:
-    """Each claim decided on its own over the runs (:func:`density_verdicts.pg_claims`), PixelCNN
-    against CTS on the main stream; the word combines them (:func:`density_verdicts.verdict_line`)."""
-    main = runs[0].policies[0]
-    if not {"pixelcnn", "cts"} <= set(runs[0].stats[main]):
-        return f"{dv.NOT_TESTABLE}: needs both cts and pixelcnn in models"
-    return dv.verdict_line(runs[0].settings.profile, claims(runs), len(runs),
-                           note=f"PixelCNN vs CTS on the {policy_label(main)}; peaks: quantile "
-                                f"{dv.PEAK_QUANTILE:g} of PG over its median")
-
-
 def summary(runs: list[PgResults]) -> dict:
     """The first seed's run (the one plotted): keys of the main stream unprefixed, the others prefixed
-    by their policy (``random_...``); each claim's quantity per seed on the main stream; the verdict."""
+    by their policy (``random_...``); and each claim's quantity per seed on the main stream (:func:`decisions`)."""
     results = runs[0]
     out: dict = {}
     for i, policy in enumerate(results.policies):
@@ -180,6 +164,17 @@ def summary(runs: list[PgResults]) -> dict:
     for m in results.stats[main]:
         for key, name in (("mean", "mean_pg_nats"), ("variability", "pg_variability"), ("peak_quantile", "peak_quantile")):
             out[f"{m}_{name}_per_seed"] = [r.stats[main][m][key] for r in runs]
-    out["verdict"] = verdict(runs)
-    out["claims"] = dv.claim_records(claims(runs))
     return out
+
+
+def decisions(summary: dict, a: str = "pixelcnn", b: str = "cts") -> list[Decision]:
+    """The three claims of :mod:`pcnn_explore.study.preregistered.pg_montezuma`, model ``a`` against
+    ``b``, decided on the per-seed values of :func:`summary` (``<model>_mean_pg_nats_per_seed``,
+    ``<model>_pg_variability_per_seed``, ``<model>_peak_quantile_per_seed``), paired by seed; none
+    without both models."""
+    keys = ("mean_pg_nats", "pg_variability", "peak_quantile")
+    if not all(f"{m}_{k}_per_seed" in summary for m in (a, b) for k in keys):
+        return []
+    seeds = list(summary["seeds"])
+    return [decide(c, summary[f"{a}_{k}_per_seed"], summary[f"{b}_{k}_per_seed"], seeds=seeds)
+            for c, k in zip(plan.claims(seeds, a, b), keys)]

@@ -19,11 +19,10 @@ data") and Sec. 7 ("because of the non-decaying step-size the PG does not vanish
 the repeated frame: the exponent b of PG ~ k^b over its visits k = 1, 2, ... (the least-squares slope
 of ln PG against ln k, :func:`~pcnn_explore.experiments.density.density_stats.pg_decay_exponent`). A
 count's PG, ln(1 + 1/k), has b about -1 and CTS's comes near it; a PG that levels off has b = 0. The
-claim is b > -1/2 (:data:`~pcnn_explore.experiments.density.density_verdicts.PG_EXPONENT_FLOOR`),
-decided over ``n_seeds`` independent runs (a fresh stream and models per seed) by the paired t interval
-over seeds, the exact sign flip where the exponents have no spread
-(:func:`pcnn_explore.experiments.density.density_verdicts.pseudo_counts`): a PixelCNN whose PG decays
-like a count's makes it differ. CTS's exponents are shown beside it. The pseudo-count's slope against
+claim is b > -1/2 (:data:`~pcnn_explore.study.preregistered.pseudo_counts.PG_EXPONENT_FLOOR`),
+decided over ``n_seeds`` independent runs (a fresh stream and models per seed) by the exact sign-flip
+test of b - (-1/2) (:func:`decisions`, the claims of :mod:`pcnn_explore.study.preregistered.pseudo_counts`):
+a PixelCNN whose PG decays like a count's makes it differ. CTS's exponents are shown beside it. The pseudo-count's slope against
 the real count is kept as a figure only: below 1 for any model whose pseudo-count grows slower than a
 count, CTS's included, so it cannot tell a PG that vanishes slowly from one that does not vanish.
 """
@@ -36,12 +35,14 @@ import numpy as np
 
 from pcnn_explore.bonus import SCHEDULES, PseudoCountBonus, exploration_bonus, pseudo_count
 from pcnn_explore.density import EmpiricalDensity, make_density
-from pcnn_explore.experiments.density import density_verdicts as dv
-from pcnn_explore.experiments.density import preregistered as prereg
 from pcnn_explore.experiments.density.density_stats import pg_decay_exponent
+from pcnn_explore.experiments.density.density_training import seed_list
 from pcnn_explore.envs.frames import DENSITY_LEVELS
 from pcnn_explore.profiles import ExperimentSettings
 from pcnn_explore.streams import FrameStream, load_stream
+from pcnn_explore.study import Decision, decide
+from pcnn_explore.study.preregistered import density as prereg
+from pcnn_explore.study.preregistered import pseudo_counts as plan
 
 
 @dataclasses.dataclass
@@ -65,8 +66,8 @@ class PseudoCountSettings(ExperimentSettings):
 
 
     def seeds(self) -> tuple[int, ...]:
-        """The runs' seeds (:func:`~pcnn_explore.experiments.density.density_verdicts.seed_list`)."""
-        return dv.seed_list(self.seed, self.n_seeds)
+        """The runs' seeds (:func:`~pcnn_explore.experiments.density.density_training.seed_list`)."""
+        return seed_list(self.seed, self.n_seeds)
 
 
 @dataclasses.dataclass
@@ -213,12 +214,6 @@ def summarise(results: PseudoCountResults) -> dict:
     return {"summary": summary, "paper": paper}
 
 
-def _count_exponent(results: PseudoCountResults) -> float:
-    """The exponent a real count's PG, ln(1 + 1/k), gives over the repeated frame's visits."""
-    k = next(iter(results.repeats.values())).real_count.astype(np.float64)
-    return pg_decay_exponent(k, np.log1p(1.0 / np.maximum(k, 1.0)))
-
-
 def run_all(settings: PseudoCountSettings) -> list[PseudoCountResults]:
     """:func:`run` once per seed of ``settings.seeds()`` (the seeds are checked first)."""
     return [run(dataclasses.replace(settings, seed=s)) for s in settings.seeds()]
@@ -230,8 +225,8 @@ PAPER_CLAIM = ("pseudo-counts grow with real counts (Sec. 2.1; CTS, as in Bellem
 
 
 def summarise_all(runs: list[PseudoCountResults]) -> dict:
-    """:func:`summarise` of the first seed's run (the one plotted), the repeat-count slopes and PG
-    exponents per seed and the verdict on PixelCNN's exponents (:func:`density_verdicts.pseudo_counts`)."""
+    """:func:`summarise` of the first seed's run (the one plotted), and the repeat-count slopes and PG
+    exponents per seed (``..._per_seed``), the claims' quantities (:func:`decisions`)."""
     out = summarise(runs[0])
     summary = out["summary"]
     summary["seeds"] = [r.settings.seed for r in runs]
@@ -240,15 +235,19 @@ def summarise_all(runs: list[PseudoCountResults]) -> dict:
             count_slope(r.repeats[name].real_count, r.repeats[name].pseudo_count) for r in runs]
         summary[f"{name}_repeat_pg_exponent_per_seed"] = [
             pg_decay_exponent(r.repeats[name].real_count, r.repeats[name].prediction_gain) for r in runs]
-    if "pixelcnn" in runs[0].repeats:
-        claims = dv.pseudo_counts(summary["pixelcnn_repeat_pg_exponent_per_seed"], summary["seeds"],
-                                  count_slope=summary.get("cts_repeat_count_slope_per_seed"))
-        cts = summary.get("cts_repeat_pg_exponent_per_seed")
-        note = ((f"CTS's exponents {', '.join(f'{v:.3g}' for v in cts)}; " if cts else "")
-                + f"a count's PG ln(1 + 1/k) gives b = {_count_exponent(runs[0]):.3g} over the same visits")
-        summary["verdict"] = dv.verdict_line(runs[0].settings.profile, claims, len(runs), note=note)
-        summary["claims"] = dv.claim_records(claims)
-    else:
-        summary["verdict"] = f"{dv.NOT_TESTABLE}: needs pixelcnn in models"
     out["paper"]["verdict"] = PAPER_CLAIM
+    return out
+
+
+def decisions(summary: dict) -> list[Decision]:
+    """The claims of :mod:`pcnn_explore.study.preregistered.pseudo_counts` decided on the per-seed values
+    of :func:`summarise_all`'s summary: CTS's repeat-count slopes against 0
+    (``cts_repeat_count_slope_per_seed``), PixelCNN's PG exponents against the floor
+    (``pixelcnn_repeat_pg_exponent_per_seed``); each where its model ran."""
+    seeds = list(summary["seeds"])
+    out = []
+    if "cts_repeat_count_slope_per_seed" in summary:
+        out.append(decide(plan.counts_claim(seeds), summary["cts_repeat_count_slope_per_seed"]))
+    if "pixelcnn_repeat_pg_exponent_per_seed" in summary:
+        out.append(decide(plan.pg_claim(seeds), summary["pixelcnn_repeat_pg_exponent_per_seed"]))
     return out

@@ -10,7 +10,7 @@ for ``n_train`` frames, on an exploring stream (the main one) and on a uniform-r
 its held-out loss (mean -log rho(x), nats per frame) is measured on ``n_heldout`` frames drawn
 from an independent stream (seed + 1) of ``heldout_source`` agent steps.
 
-The paper judges sample quality by eye. The verdict uses a stated measure instead
+The paper judges sample quality by eye. The claim uses a stated measure instead
 (:func:`~pcnn_explore.experiments.density.density_stats.nearest_frame_distance`): the share of a sample's
 pixels that differ from the nearest *held-out* frame (the ``n_heldout`` frames of the independent
 stream, never trained on), averaged over the samples; lower means the samples lie nearer real
@@ -20,7 +20,7 @@ nearest *training* frame, which does, is kept beside it as the copying check: a 
 the training frames than the held-out ones is a copy). The training frames' own held-out distance
 is what a real frame scores. It is decided over ``n_seeds`` independent runs (a fresh stream and
 models per seed) on the main stream, PixelCNN against CTS, paired over seeds
-(:func:`pcnn_explore.experiments.density.density_verdicts.samples`). Pixel agreement is one stated
+(:func:`decisions`, the claim of :mod:`pcnn_explore.study.preregistered.samples`). Pixel agreement is one stated
 reading of "higher quality", not the paper's eye; look at the samples too. The held-out losses are
 context: the paper warns that a better generative model need not give better probabilities. The
 kit's position-biased PixelCNN is shown, never counted.
@@ -33,18 +33,19 @@ from typing import ClassVar
 import numpy as np
 
 from pcnn_explore.density import make_density
-from pcnn_explore.experiments.density import density_verdicts as dv
-from pcnn_explore.experiments.density import preregistered as prereg
 from pcnn_explore.experiments.density.density_stats import nearest_frame_distance
 from pcnn_explore.experiments.density.density_training import (
     MODEL_NAMES, DensityExperimentSettings, TrainTrace, check_models, check_positive_int, heldout_frames,
     heldout_loss, run_seeds, train_stream)
 from pcnn_explore.experiments.density.location import (
-    STREAM_POLICIES, check_policies, location_stats, policy_label, static_positions, stream_policies_for)
+    STREAM_POLICIES, check_policies, location_stats, static_positions, stream_policies_for)
 from pcnn_explore.streams import check_game, load_stream
+from pcnn_explore.study import Decision, decide
+from pcnn_explore.study.preregistered import density as prereg
+from pcnn_explore.study.preregistered import samples as plan
 
-__all__ = ["SamplesSettings", "SamplesResults", "run", "run_all", "PAPER_CLAIM", "MODEL_NAMES", "PAPER", "summary", "verdict",
-           "claims"]
+__all__ = ["SamplesSettings", "SamplesResults", "run", "run_all", "PAPER_CLAIM", "MODEL_NAMES", "PAPER", "summary",
+           "decisions"]
 
 PAPER_CLAIM = "after 25K steps PixelCNN samples look better than CTS samples (Fig. 4)"
 
@@ -155,40 +156,10 @@ PAPER = {
 }
 
 
-def verdict(runs: list[SamplesResults]) -> str:
-    """Over the runs (one per seed), on the main stream: PixelCNN's samples nearer held-out frames than
-    CTS's (:func:`density_verdicts.samples`); the training-frame distances (the copying check), a real
-    frame's held-out distance and the held-out losses as context."""
-    main = runs[0].policies[0]
-    dist = {m: [r.sample_distance[main][m] for r in runs] for m in runs[0].sample_distance[main]}
-    train = {m: [r.train_distance[main][m] for r in runs] for m in runs[0].train_distance[main]}
-    loss = runs[0].heldout_loss[main]
-    per_seed = lambda d: ", ".join(f"{m} {', '.join(f'{v:.3f}' for v in vs)}" for m, vs in d.items())  # noqa: E731
-    context = (f"distance to the nearest held-out frame on the {policy_label(main)}, per seed: {per_seed(dist)}; "
-               f"a real training frame scores {', '.join(f'{r.real_distance[main]:.3f}' for r in runs)}; "
-               f"to the nearest training frame (0: a copy) {per_seed(train)}"
-               + f"; context, first seed's held-out loss ranks {' < '.join(sorted(loss, key=loss.get))}"
-               " (a better generative model need not give better probabilities); look at the samples too")
-    c = claims(runs)
-    if c is None:
-        return f"{dv.NOT_TESTABLE}: needs cts and pixelcnn ({context})"
-    return dv.verdict_line(runs[0].settings.profile, c, len(runs), note=context)
-
-
-def claims(runs: list[SamplesResults]) -> dict | None:
-    """The claim over the runs (one per seed) on the main stream: PixelCNN's samples nearer held-out
-    frames than CTS's (:func:`density_verdicts.samples`); None without both models."""
-    main = runs[0].policies[0]
-    dist = {m: [r.sample_distance[main][m] for r in runs] for m in runs[0].sample_distance[main]}
-    if not {"cts", "pixelcnn"} <= set(dist):
-        return None
-    return dv.samples(dist, [r.settings.seed for r in runs])
-
-
 def summary(runs: list[SamplesResults]) -> dict:
     """The first seed's run (the one plotted): keys of the main stream unprefixed, the others prefixed
-    by their policy (``random_...``); the per-seed sample distances on the main stream; the verdict and
-    the claims records (:func:`density_verdicts.claim_records`)."""
+    by their policy (``random_...``); the per-seed sample distances on the main stream, the claim's values
+    (:func:`decisions`)."""
     results = runs[0]
     out: dict = {}
     for i, policy in enumerate(results.policies):
@@ -211,8 +182,15 @@ def summary(runs: list[SamplesResults]) -> dict:
                 for m in results.sample_distance[main]})
     out.update({f"train_distance_{m}_per_seed": [r.train_distance[main][m] for r in runs]
                 for m in results.train_distance[main]})
-    out["verdict"] = verdict(runs)
-    c = claims(runs)
-    if c is not None:
-        out["claims"] = dv.claim_records(c)
     return out
+
+
+def decisions(summary: dict) -> list[Decision]:
+    """The claim of :mod:`pcnn_explore.study.preregistered.samples` decided on the per-seed distances of
+    :func:`summary` (``sample_distance_<model>_per_seed``, main stream): PixelCNN's against CTS's,
+    paired by seed; none without both models."""
+    if not {"sample_distance_pixelcnn_per_seed", "sample_distance_cts_per_seed"} <= set(summary):
+        return []
+    seeds = list(summary["seeds"])
+    return [decide(plan.claim(seeds), summary["sample_distance_pixelcnn_per_seed"],
+                   summary["sample_distance_cts_per_seed"], seeds=seeds)]

@@ -17,13 +17,13 @@ Three parts, each a function of :class:`ExplorationSettings`:
 - :func:`pseudo_count_maps`: each density model trained on the DeepSea frames of a random walk,
   then asked for the pseudo-count of the agent in every cell, beside the true visit counts.
 
-The paper's claim (:func:`deep_sea_goal`) is decided on the paper's lines alone, per seed whether
-the run reached the goal late, by Fisher's exact test (:func:`pcnn_explore.verdicts.solved_verdict`,
-seeds keyed by their ids); it needs :func:`pcnn_explore.verdicts.seeds_needed` ("fisher": 4) seeds
-per line to be testable at all and is "not testable at this profile" with fewer (the smoke
-profile's one). The study profile runs the 10 verdict seeds 401-410
-(:data:`pcnn_explore.experiments.agents.preregistered.VERDICT_SEEDS`), none of which chose a setting.
-The kit's line gets the same test as a kit finding (:func:`deep_sea_kit_goal`).
+The paper's claim is decided on the paper's lines alone, per seed whether the run reached the goal
+late, by Fisher's exact test (:func:`reach_decisions`, through :func:`pcnn_explore.study.decide`);
+at fewer than 6 seeds per line it is "not testable: too few seeds at this profile" (the smoke
+profile's one). The study profile runs the 20 verdict seeds 701-720
+(:data:`pcnn_explore.study.preregistered.deep_sea.VERDICT_SEEDS`), none of which chose a setting.
+The kit's line gets the same test as a kit claim; the claims are declared in
+:mod:`pcnn_explore.study.preregistered.exploration_on_a_laptop`.
 
 Every training run is one :func:`pcnn_explore.run.train` run (TrainConfig presets, DeepSea's
 :func:`pcnn_explore.envs.env_defaults`, the line's settings on top), run through
@@ -39,12 +39,12 @@ Where each part lives (every name stays importable from here, as before):
   :func:`deep_sea_lines`, :func:`coverage_table`);
 - the pseudo-count maps: :mod:`~pcnn_explore.experiments.exploration.count_maps`
   (:class:`CountMaps`, :func:`pseudo_count_maps`, :func:`random_walk_frames`);
-- goals and verdicts: :mod:`~pcnn_explore.experiments.exploration.laptop_goals` (:data:`PAPER_AGENTS`,
-  :data:`KIT_AGENTS`, :data:`BONUS_AGENTS`, :data:`GOAL_N`, :data:`PAPER`, :data:`KINDS`,
-  :func:`deep_sea_goal`, :func:`deep_sea_kit_goal`, :func:`strict_goal`, :func:`coverage_goal`,
-  :func:`location_goal`, :func:`verdict`, :func:`findings`);
-- summary and metrics: :mod:`~pcnn_explore.experiments.exploration.laptop_summary` (:func:`summary`,
-  :func:`settings_text`, :func:`lines_text`, :func:`run_cost_line`, :func:`metrics`).
+- goals: :mod:`~pcnn_explore.experiments.exploration.laptop_goals` (:data:`PAPER_AGENTS`,
+  :data:`KIT_AGENTS`, :data:`BONUS_AGENTS`, :data:`GOAL_N`, :data:`PAPER`, :func:`hard_sizes`,
+  :func:`reached`, :func:`reach_decisions`, :func:`strict_goal`, :func:`coverage_goal`, :func:`location_goal`);
+- claims, summary and metrics: :mod:`~pcnn_explore.experiments.exploration.laptop_summary` (:func:`decisions`,
+  :func:`summary`, :func:`settings_text`, :func:`lines_text`, :func:`run_cost_line`, :func:`budget_words`,
+  :func:`metrics`).
 """
 from __future__ import annotations
 
@@ -72,19 +72,19 @@ from pcnn_explore.experiments.exploration.laptop_goals import (
     BASELINES,
     BONUS_AGENTS,
     GOAL_N,
-    KINDS,
     KIT_AGENTS,
     PAPER,
     PAPER_AGENTS,
     coverage_goal,
-    deep_sea_goal,
-    deep_sea_kit_goal,
-    findings,
+    hard_sizes,
     location_goal,
+    reach_decisions,
+    reached,
     strict_goal,
-    verdict,
 )
 from pcnn_explore.experiments.exploration.laptop_summary import (
+    budget_words,
+    decisions,
     lines_text,
     metrics,
     run_cost_line,
@@ -94,7 +94,7 @@ from pcnn_explore.experiments.exploration.laptop_summary import (
 
 __all__ = ["ExplorationSettings", "DeepSeaRun", "label", "deep_sea_specs", "room_specs", "run_deep_sea", "run_rooms",
            "read_deep_sea_run", "coverage_curve", "random_walk_frames", "pseudo_count_maps", "CountMaps",
-           "success_table", "deep_sea_lines", "coverage_table", "map_cells", "deep_sea_goal", "deep_sea_kit_goal",
+           "success_table", "deep_sea_lines", "coverage_table", "map_cells", "hard_sizes", "reached", "reach_decisions",
            "strict_goal", "coverage_goal", "DEEP_SEA_LINES", "PAPER_AGENTS", "KIT_AGENTS", "BONUS_AGENTS",
-           "location_goal", "verdict", "findings", "summary", "metrics", "settings_text", "lines_text", "run_cost_line",
-           "SUCCESS_RETURN", "GOAL_N", "KINDS", "PAPER", "BASELINES"]
+           "location_goal", "decisions", "summary", "metrics", "settings_text", "lines_text", "run_cost_line",
+           "budget_words", "SUCCESS_RETURN", "GOAL_N", "PAPER", "BASELINES"]

@@ -13,8 +13,8 @@ import numpy as np
 from pcnn_explore.envs.deep_sea import deep_sea_id
 from pcnn_explore.experiments.agents.agent_runs import RunSpec
 from pcnn_explore.run.lines import baseline_line, line as named_line
-from pcnn_explore.experiments.agents.preregistered import (PER_SEED, VERDICT_SEEDS, check_mapping_seed, mapping_of,
-                                                           refuse_seen_seeds)
+from pcnn_explore.study.preregistered.deep_sea import (PER_SEED, VERDICT_SEEDS, check_mapping_seed, mapping_of,
+                                                      refuse_seen_seeds)
 from pcnn_explore.run.variants import check_variant
 from pcnn_explore.profiles import ExperimentSettings, check_profile
 

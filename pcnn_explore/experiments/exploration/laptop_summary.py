@@ -1,9 +1,10 @@
-"""Notebook 12's summary and metrics: the findings one line each with their numbers
-(:func:`summary`), the settings and lines as text (:func:`settings_text`, :func:`lines_text`,
-:func:`run_cost_line`) and what the notebook writes to ``metrics.json`` (:func:`metrics`)."""
+"""Notebook 12's summary and metrics: its claims decided (:func:`decisions`), the findings one line
+each with their numbers (:func:`summary`), the settings and lines as text (:func:`settings_text`,
+:func:`lines_text`, :func:`run_cost_line`) and what the notebook writes to ``metrics.json``
+(:func:`metrics`: the numbers, and the claims record of :func:`pcnn_explore.study.metrics_record`)."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from pcnn_explore.envs.deep_sea import deep_sea_id
 from pcnn_explore.run.variants import variant_label as label  # the paper's name of a variant
@@ -11,54 +12,100 @@ from pcnn_explore.experiments.exploration.laptop_settings import DEEP_SEA_LINES,
 from pcnn_explore.experiments.exploration.laptop_runs import DeepSeaRun, coverage_table
 from pcnn_explore.experiments.exploration.laptop_goals import (
     GOAL_N,
+    KIT_AGENTS,
     PAPER,
+    PAPER_AGENTS,
     coverage_goal,
-    deep_sea_goal,
-    deep_sea_kit_goal,
-    findings,
+    hard_sizes,
     location_goal,
+    reach_decisions,
+    reached,
     strict_goal,
-    verdict,
 )
+from pcnn_explore.study import Decision, decide, metrics_record, notebook_words
+from pcnn_explore.study.preregistered import exploration_on_a_laptop as pre
+from pcnn_explore.verdicts import combine_verdicts
 
 if TYPE_CHECKING:
     from pcnn_explore.experiments.exploration.count_maps import CountMaps
 
-__all__ = ["summary", "settings_text", "lines_text", "run_cost_line", "metrics"]
+__all__ = ["summary", "decisions", "settings_text", "lines_text", "run_cost_line", "metrics", "budget_words"]
 
 
-def summary(profile: str, table: dict, rooms: dict, maps: "CountMaps") -> dict[str, Any]:
-    """The findings of notebook 12 with the numbers that decide them, one line each; the verdict
-    (on the paper's claim only); ``findings``: name, kind ("paper" or "kit") and answer of each."""
-    goals = {"deep_sea": deep_sea_goal(table), "deep_sea_kit": deep_sea_kit_goal(table),
-             "strict_goal": strict_goal(table), "coverage": coverage_goal(rooms), "location": location_goal(maps)}
-    d, k, g = goals["deep_sea"], goals["deep_sea_kit"], goals["strict_goal"]
-    c, loc = goals["coverage"], goals["location"]["summary"]
-    found = {f["name"]: f["answer"] for f in findings(profile, goals)}
-    hard = f"N = {', '.join(str(n) for n in d['hard'])}" if d["hard"] else "none"  # words, not a list
+def _status(h: bool | None) -> str:
+    return "not run at this profile" if h is None else ("holds" if h else "does not hold")
+
+
+def budget_words(episodes: int) -> str:
+    """The DeepSea budget of a run in words: ``"1,500 episodes"``."""
+    return f"{int(episodes):,} episodes"
+
+
+def decisions(table: Mapping, goals: Mapping[str, Mapping[str, Any]], readings: Mapping[str, str],
+              seeds: Sequence[int] = (), budget: str = "") -> list[Decision]:
+    """Notebook 12's claims decided (:mod:`pcnn_explore.study.preregistered.exploration_on_a_laptop`), in
+    the order made: the paper lines' and then the kit line's seeds reaching the +1 late against DQN's at
+    each size where DQN reached it in no seed (a line with no such size: not testable), then the kit's
+    readings (``goals``' ``holds`` None: not run at this profile, not testable), each with its line of
+    ``readings`` as the words no test makes."""
+    hard = hard_sizes(table)
+    sizes = sorted({n for rows in table.values() for n in rows})
+    out: list[Decision] = []
+    for lines in (PAPER_AGENTS, KIT_AGENTS):
+        found = reach_decisions(table, lines, hard, budget) if hard else []
+        out += found or [decide(pre.no_hard_size_claim(v, label(v), seeds, sizes, budget)) for v in lines if v in table]
+    run = [name for name in pre.KIT_READINGS if goals[name]["holds"] is not None]
+    for claim in pre.kit_claims(run, seeds, sizes, budget):
+        out.append(decide(claim, detail=readings[claim.name] if claim.test == "reading" else ""))
+    return out
+
+
+def _word(ds: Sequence[Decision]) -> str:
+    """The words of ``ds`` combined (:func:`pcnn_explore.verdicts.combine_verdicts`)."""
+    return combine_verdicts([d.word for d in ds]) if ds else "not run at this profile"
+
+
+def summary(profile: str, table: dict, coverage: Mapping, count_maps: Mapping, seeds: Sequence[int] = (),
+            budget: str = "") -> dict[str, Any]:
+    """The findings of notebook 12 with the numbers that decide them, one line each (``lines``),
+    ``goals`` (the numbers: seeds reaching the goal late per size, the hard sizes, the kit's readings)
+    and ``decisions`` (:func:`decisions`); ``coverage``: the egocentric task's
+    :func:`~pcnn_explore.experiments.exploration.laptop_runs.coverage_table`, ``count_maps``:
+    :meth:`~pcnn_explore.experiments.exploration.count_maps.CountMaps.summary`; ``seeds`` and ``budget``
+    the claims' design."""
+    hard = hard_sizes(table)
+    goals = {"deep_sea": {"detail": reached(table), "hard": hard}, "strict_goal": strict_goal(table),
+             "coverage": coverage_goal(coverage), "location": location_goal(count_maps)}
+    g, c = goals["strict_goal"], goals["coverage"]
+    readings = {
+        "strict_goal": f"kit, the strict goal: at N >= {GOAL_N} DQN-CTS and DQN-PixelCNN (position bias) reach the goal "
+                       f"late in every seed, DQN and DQN + MMC in none: {_status(g['holds'])}",
+        "coverage": "kit: on the egocentric task intrinsic-only agents visit >= 2x the distinct cells of DQN: "
+                    f"{_status(c['holds'])} (ratios " + ", ".join(f"{label(v)} {r:.2f}" for v, r in c["ratios"].items())
+                    + ")",
+        "location": "kit: the paper's PixelCNN gives every cell of a row the same probability while CTS and the "
+                    f"position-biased PixelCNN rank cells by visits: {_status(goals['location']['holds'])} ("
+                    + "; ".join(f"{m}: spread {v['row_spread_nats']:.2f} nats, Spearman "
+                                f"{v['spearman_log_rho_vs_visits']:.2f}" for m, v in count_maps.items()) + ")"}
+    made = decisions(table, goals, readings, seeds, budget)
+    word, _ = notebook_words(made)
+    hard_text = f"N = {', '.join(str(n) for n in hard)}" if hard else "none"  # words, not a list
+    every = {lines: reach_decisions(table, lines, budget=budget) for lines in (PAPER_AGENTS, KIT_AGENTS)}
+    kit = [d for d in made if d.claim.lines[:1] and d.claim.lines[0] in KIT_AGENTS]
     lines = [f"paper: the paper's bonus (DQN-CTS, DQN-PixelCNN) makes DQN reach DeepSea's +1 where DQN does not, "
              f"the seeds reaching it late by Fisher's exact test at each N where DQN reached it late in no seed "
-             f"({hard}): {found['deep_sea']}"]
-    for n, row in d["seed_tests"].items():
-        lines += [f"  N = {n}: {t['sentence']}" for t in row.values()]
+             f"({hard_text}): {word}"]
+    lines += [f"  N = {d.claim.design.sizes[0]}: {d.sentence}" for d in every[PAPER_AGENTS]]
     lines.append(f"kit: the kit's position-biased PixelCNN (DQN-PixelCNN with the position bias) reaches it where "
-                 f"DQN does not, the same test: {found['deep_sea_kit']}")
-    for n, row in k["seed_tests"].items():
-        lines += [f"  N = {n}: {t['sentence']}" for t in row.values()]
-    lines.append(f"kit, the strict goal: at N >= {GOAL_N} DQN-CTS and DQN-PixelCNN "
-                 f"(position bias) reach the goal late in every seed, DQN and DQN + MMC in none: {found['strict_goal']}")
-    for n, row in d["detail"].items():
+                 f"DQN does not, the same test: {_word(kit)}")
+    lines += [f"  N = {d.claim.design.sizes[0]}: {d.sentence}" for d in every[KIT_AGENTS]]
+    lines.append(readings["strict_goal"])
+    for n, row in goals["deep_sea"]["detail"].items():
         lines.append(f"  N = {n}: " + ", ".join(f"{label(v)} {t}" for v, t in row.items()))
     lines.append(f"  largest N where the bonus agents reach it in every seed and the baselines in none: "
                  f"{'none' if g['largest_separated'] is None else g['largest_separated']}")
-    lines.append("kit: on the egocentric task intrinsic-only agents visit >= 2x the distinct cells of DQN: "
-                 f"{found['coverage']} (ratios " + ", ".join(f"{label(v)} {r:.2f}" for v, r in c["ratios"].items())
-                 + ")")
-    lines.append("kit: the paper's PixelCNN gives every cell of a row the same probability while CTS and the "
-                 f"position-biased PixelCNN rank cells by visits: {found['location']} ("
-                 + "; ".join(f"{m}: spread {v['row_spread_nats']:.2f} nats, Spearman "
-                             f"{v['spearman_log_rho_vs_visits']:.2f}" for m, v in loc.items()) + ")")
-    return {"verdict": verdict(profile, goals), "goals": goals, "lines": lines, "findings": findings(profile, goals)}
+    lines += [readings["coverage"], readings["location"]]
+    return {"goals": goals, "lines": lines, "decisions": made}
 
 
 def settings_text(settings: ExplorationSettings, variant: str = "cts_mmc") -> str:
@@ -97,14 +144,14 @@ def run_cost_line(runs: list[DeepSeaRun], seconds: float) -> str:
 
 
 def metrics(settings: ExplorationSettings, table: dict, rooms: dict, maps: "CountMaps", summ: dict) -> dict[str, Any]:
-    """What notebook 12 writes to ``metrics.json`` (keys are strings; N as "N=10")."""
+    """What notebook 12 writes to ``metrics.json`` (keys are strings; N as "N=10"): the numbers, the
+    summary's lines and goals, and the claims record (:func:`pcnn_explore.study.metrics_record`)."""
     deep = {v: {f"N={n}": {k: row[k] for k in ("seeds", "seed_ids", "reached_late", "late_successes", "first_success_steps",
                                                  "distinct_cells", "reachable_cells")}
                 for n, row in rows.items()} for v, rows in table.items()}
     lines = {v: {"kind": DEEP_SEA_LINES[v].kind, "label": DEEP_SEA_LINES[v].display,
                  "settings": dict(DEEP_SEA_LINES[v].overrides)} for v in settings.deep_sea_variants}
     return {"profile": settings.profile, "seeds": list(settings.seeds), "settings": settings.to_dict(),
-            "deep_sea_lines": lines, "deep_sea": deep, "coverage": coverage_table(rooms), "count_maps": maps.summary(), "paper": dict(PAPER),
-            "summary": {"verdict": summ["verdict"], "lines": summ["lines"], "findings": summ["findings"],
-                        "goals": {k: {kk: vv for kk, vv in g.items() if kk != "summary"}
-                                  for k, g in summ["goals"].items()}}}
+            "deep_sea_lines": lines, "deep_sea": deep, "coverage": coverage_table(rooms), "count_maps": maps.summary(),
+            "paper": dict(PAPER), "summary": {"lines": summ["lines"], "goals": summ["goals"]},
+            **metrics_record(summ["decisions"])}

@@ -8,16 +8,17 @@ is judged on.
 
 Seeds. A run of seed s trains on the stream (and model weights) of seed s and draws its held-out
 frames from the stream of seed s + 1, so a notebook's seeds step by 2
-(:func:`pcnn_explore.experiments.density.density_verdicts.seed_list`). :data:`TUNING_SEEDS` are the
+(:func:`pcnn_explore.experiments.density.density_training.seed_list`). :data:`TUNING_SEEDS` are the
 seeds the density notebooks were built, piloted and tested on before this file (smoke 0 and 2, the
 3-seed study 0, 2 and 4, their held-out streams 1, 3 and 5, the tests' 0-9, and seed 7 of an outside
 check of 03): no verdict uses them. Every study verdict runs on :data:`VERDICT_SEEDS`' first
 ``n_seeds`` (701, 703, ...; held-out streams 702, 704, ...), never run before this file. The agent
-notebooks' seeds 701 and up (:mod:`pcnn_explore.experiments.agents.preregistered`) are DeepSea
+notebooks' seeds 701 and up (their own plans) are DeepSea
 runs, another task: the numbers coincide, the runs share nothing.
 
 Tests. Every claim is decided by an exact test at one-sided 0.025 on at least
-:data:`pcnn_explore.verdicts.MIN_SEEDS` (6) seeds (:mod:`pcnn_explore.experiments.density.density_verdicts`):
+:data:`pcnn_explore.verdicts.MIN_SEEDS` (6) seeds (:func:`pcnn_explore.study.decide`; each notebook's claims
+in its own module beside this one, e.g. :mod:`pcnn_explore.study.preregistered.pseudo_counts`):
 the paired sign-flip test reaches p = 2^-n when every seed moves the same way, so 6 seeds decide
 only when all 6 agree (p = 1/64 = 0.016; one seed the other way gives at least 2/64 = 0.031), 8 seeds
 tolerate a small dissent (the smallest difference the other way: p = 2/256) and 10 seeds a few. So

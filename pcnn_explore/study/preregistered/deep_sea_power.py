@@ -1,10 +1,9 @@
 """The pilot's numbers per deep-sea claim (07-10): each notebook's design (:data:`DESIGNS`) and, per
 claim, the power record (:data:`POWER`).
 
-Part of the preregistration record of :mod:`pcnn_explore.experiments.agents.preregistered` (which
-re-exports both names): written by the power analysis
-(:func:`pcnn_explore.experiments.agents.pilot.analyse`) and fixed before the verdict runs on seeds
-701+ (:data:`~pcnn_explore.experiments.agents.preregistered.VERDICT_SEED_POOL`); changing it is a
+Part of the preregistration record of :mod:`pcnn_explore.study.preregistered.deep_sea`: written by
+the power analysis (:func:`pcnn_explore.study.power.analyse`) and fixed before the verdict runs on
+seeds 701+ (:data:`~pcnn_explore.study.preregistered.deep_sea.VERDICT_SEED_POOL`); changing it is a
 visible commit of this file, made before the runs it is judged on.
 """
 from __future__ import annotations
@@ -13,7 +12,7 @@ from typing import Any
 
 __all__ = ["DESIGNS", "POWER"]
 
-#: each notebook's design, chosen by the power analysis (:func:`pcnn_explore.experiments.agents.pilot.analyse`
+#: each notebook's design, chosen by the power analysis (:func:`pcnn_explore.study.power.analyse`
 #: on the pilot of data/pilot/deep_sea_pilot.json and the seen seeds): sizes, their episode caps, the number of
 #: verdict seeds per line (the first of :data:`VERDICT_SEED_POOL`), the lines run, the budget and the price in
 #: minutes on 2 cores (measured agent steps per second of the pilot, two runs at once, and its per-run overhead)
