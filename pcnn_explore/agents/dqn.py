@@ -18,7 +18,7 @@ Optimisers (``optimizer=``):
   - ``"dqn3"`` (the paper's, default): DQN 3.0's update as DeepMind's published code writes it, on
     the gradient of the minibatch's summed Huber loss, epsilon inside the square root
     (:class:`~pcnn_explore.agents.rmsprop.DQN3RMSprop`);
-  - ``"torch"`` (the kit's before 0.3.0): ``torch.optim.RMSprop(lr, alpha=0.95, eps=0.01,
+  - ``"torch"`` (the kit's before 0.4.0): ``torch.optim.RMSprop(lr, alpha=0.95, eps=0.01,
     centered=True)`` on the mean loss, epsilon outside the root.
 - ``"adam"``: Adam with epsilon 1.5e-4 (the Rainbow setting), learning rate given by ``lr``;
   faster on small CPU-scale tasks.

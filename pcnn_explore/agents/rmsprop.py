@@ -13,7 +13,7 @@ a centred RMSProp without momentum, epsilon **inside** the square root, lr 2.5e-
 ``dw`` does not reach ``g2 - g^2``, so stepping along +dw is stepping along -G.)
 
 ``torch.optim.RMSprop(alpha=0.95, eps=0.01, centered=True)`` on the mean loss, the kit's form
-before 0.3.0, differs in the three places: the gradient is B times smaller, epsilon is added
+before 0.4.0, differs in the three places: the gradient is B times smaller, epsilon is added
 outside the root, and so the step's size differs. :class:`pcnn_explore.agents.dqn.DQNAgent` keeps
 it as the named reading ``rmsprop="torch"``.
 

@@ -23,7 +23,7 @@ Training, in one of two named readings (``rmsprop``), both uncentred RMSProp wit
   ``RMSPropOptimizer``, and the paper group's public PixelCNN bonus trains with it on the per-pixel
   mean cross-entropy. So: the gradient of the mean over the H x W pixels of the cross-entropy, and
   TF1's update (mean square from 1, epsilon inside the root, learning rate inside the momentum);
-- ``"torch"``, a named sensitivity reading (the kit's before 0.3.0): the gradient of the summed
+- ``"torch"``, a named sensitivity reading (the kit's before 0.4.0): the gradient of the summed
   cross-entropy -log rho(x), and torch's ``RMSprop`` form (mean square from 0, epsilon outside the
   root, learning rate after the momentum).
 

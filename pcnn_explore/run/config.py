@@ -64,7 +64,7 @@ SETTINGS_SINCE: dict[str, Any] = {
     "mapping_rule": lambda saved: "kit_v1" if _on_deep_sea(saved) else None,
     # before the MLP's step was written out in numpy (0.2.0), every run learned with torch's autograd
     "learn_step": "torch",
-    # before the optimizer readings were named (0.3.0), the PixelCNN trained with torch's RMSprop form on
+    # before the optimizer readings were named (0.4.0), the PixelCNN trained with torch's RMSprop form on
     # the summed cross-entropy and DQN's RMSProp was torch's centred RMSprop on the mean loss
     "density_optimizer": "torch",
     "rmsprop": "torch",
@@ -150,7 +150,7 @@ class TrainConfig(ExperimentSettings):
     network: str = "auto"  # torso of the Q-network (DQN) or of the actor-critic (Reactor): nature (the Nature DQN CNN for 84x84 Atari frames), small (a small CNN for small images), mlp (two dense layers of 50, as bsuite's DQN), auto (DeepSea: mlp; 84x84: nature; else small)
     hidden: int | None = None  # units of the dense layers (auto: the network's default: nature 512, small 128, mlp 50)
     optimizer: str = "adam"  # DQN optimiser: rmsprop (Nature DQN) or adam
-    rmsprop: str = "dqn3"  # reading of DQN's RMSProp (optimizer rmsprop): dqn3 (the paper's: DQN 3.0's update, on the gradient of the batch's summed Huber loss, epsilon 0.01 inside the square root) or torch (torch's centred RMSprop on the mean loss, epsilon outside the root; the kit's before 0.3.0)
+    rmsprop: str = "dqn3"  # reading of DQN's RMSProp (optimizer rmsprop): dqn3 (the paper's: DQN 3.0's update, on the gradient of the batch's summed Huber loss, epsilon 0.01 inside the square root) or torch (torch's centred RMSprop on the mean loss, epsilon outside the root; the kit's before 0.4.0)
     learn_step: str | None = None  # how DQN's gradient step is computed: torch (autograd; every network) or numpy (the MLP's step with Adam on the CPU written out by hand, several times faster, equal to torch's to float32 rounding); auto: numpy where it applies (agent dqn, network mlp, as on DeepSea, optimizer adam, device cpu), else torch
     lr: float = 2.5e-4  # DQN learning rate
     gamma: float = 0.99  # discount factor
@@ -175,7 +175,7 @@ class TrainConfig(ExperimentSettings):
     n_actions: int | None = None  # MiniGrid: keep only the first n actions (auto: all)
     # density model
     density_lr: float = 1e-3  # learning rate of the PixelCNN density model
-    density_optimizer: str = "tf1"  # reading of the PixelCNN's RMSProp: tf1 (the paper's: TensorFlow 1's RMSPropOptimizer, mean square from 1, epsilon inside the root, the rate inside the momentum, on the per-pixel mean cross-entropy) or torch (torch's RMSprop form on the frame's summed cross-entropy; the kit's before 0.3.0, a sensitivity reading)
+    density_optimizer: str = "tf1"  # reading of the PixelCNN's RMSProp: tf1 (the paper's: TensorFlow 1's RMSPropOptimizer, mean square from 1, epsilon inside the root, the rate inside the momentum, on the per-pixel mean cross-entropy) or torch (torch's RMSprop form on the frame's summed cross-entropy; the kit's before 0.4.0, a sensitivity reading)
     # bookkeeping
     log_every: int = 1_000  # agent steps between TensorBoard bonus, loss and speed scalars
     tensorboard: bool = True  # write TensorBoard events to out_dir/tb
