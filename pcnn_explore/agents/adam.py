@@ -16,10 +16,12 @@ from typing import Iterable
 
 import torch
 
+from pcnn_explore.agents.flat_optim import FlatOptimizer
+
 __all__ = ["FusedAdam"]
 
 
-class FusedAdam:
+class FusedAdam(FlatOptimizer):
     """Adam (Kingma & Ba), no weight decay or amsgrad, for parameters on the CPU.
 
     ``step()`` updates every parameter whose ``.grad`` is set; the state of a parameter (``step``:
@@ -62,16 +64,6 @@ class FusedAdam:
         torch._fused_adam_(params, grads, exp_avgs, exp_avg_sqs, [], steps, amsgrad=False, lr=g["lr"],
                            beta1=g["betas"][0], beta2=g["betas"][1], weight_decay=0.0, eps=g["eps"],
                            maximize=False, grad_scale=None, found_inf=None)
-
-    def zero_grad(self, set_to_none: bool = True) -> None:
-        for p in self.params:
-            p.grad = None
-
-    def state_dict(self) -> dict:
-        """``torch.optim.Adam.state_dict()``'s layout: state by parameter index (tensors shared, not copied)."""
-        index = {id(p): i for i, p in enumerate(self.params)}
-        return {"state": {index[id(p)]: dict(s) for p, s in self.state.items()},
-                "param_groups": [{**self.param_groups[0], "params": list(range(len(self.params)))}]}
 
     def load_state_dict(self, d: dict) -> None:
         """Load a state saved by this class or by ``torch.optim.Adam`` (any of its modes): the moments

@@ -28,10 +28,12 @@ from typing import Iterable
 
 import torch
 
+from pcnn_explore.agents.flat_optim import FlatOptimizer
+
 __all__ = ["DQN3RMSprop"]
 
 
-class DQN3RMSprop:
+class DQN3RMSprop(FlatOptimizer):
     """DQN 3.0's centred RMSProp (module docstring) over ``params``.
 
     ``step()`` updates every parameter whose ``.grad`` is set, reading ``.grad`` as G, the gradient
@@ -71,16 +73,6 @@ class DQN3RMSprop:
         torch._foreach_add_(denominator, eps)
         torch._foreach_sqrt_(denominator)  # sqrt(g2 - g^2 + 0.01)
         torch._foreach_addcdiv_(params, grads, denominator, value=-lr)  # w <- w - lr G / sqrt(...)
-
-    def zero_grad(self, set_to_none: bool = True) -> None:
-        for p in self.params:
-            p.grad = None
-
-    def state_dict(self) -> dict:
-        """``torch.optim``'s layout: state by parameter index (tensors shared, not copied)."""
-        index = {id(p): i for i, p in enumerate(self.params)}
-        return {"state": {index[id(p)]: dict(s) for p, s in self.state.items()},
-                "param_groups": [{**self.param_groups[0], "params": list(range(len(self.params)))}]}
 
     def load_state_dict(self, d: dict) -> None:
         """Copy a state saved by this class into the existing tensors (in place: a captured CUDA graph
