@@ -51,7 +51,8 @@ import dataclasses
 import math
 
 __all__ = ["FIRST_VERDICT_SEED", "VERDICT_SEEDS", "TUNING_SEEDS", "CORES", "BUDGET_S", "START_S", "DensityPlan",
-           "PLANS", "DROPPED_FOR_TIME", "plan", "preset_seeds"]
+           "PLANS", "DROPPED_FOR_TIME", "plan", "preset_seeds", "preset_fields", "PAPER_READING",
+           "SENSITIVITY_READING", "READINGS", "SEEN_SEEDS", "check_not_verdict_or_seen"]
 
 #: the first verdict seed of every density notebook; a notebook's seeds are 701, 703, ... (step 2)
 FIRST_VERDICT_SEED = 701
@@ -61,6 +62,14 @@ VERDICT_SEEDS = tuple(range(FIRST_VERDICT_SEED, FIRST_VERDICT_SEED + 40, 2))
 #: seeds the density notebooks were built, piloted and tested on before this file (and their
 #: held-out streams): never a verdict's
 TUNING_SEEDS = tuple(range(0, 10))
+#: seeds whose runs were seen: an outside check of 03 and 05 under the optimizer readings (7, 8, 11, 13), the
+#: agents' seen seeds 401-410, and the density notebooks' verdict seeds 701-740 with their held-out streams, decided
+#: before the readings were named
+SEEN_SEEDS = (7, 8, 11, 13, *range(401, 411), *range(701, 741))
+#: the PixelCNN's optimizer readings every density verdict runs under: the paper's (the headline word) and the
+#: sensitivity reading, decided too and shown beside it (:data:`pcnn_explore.names.DENSITY_OPTIMIZERS`)
+PAPER_READING, SENSITIVITY_READING = "tf1", "torch"
+READINGS = (PAPER_READING, SENSITIVITY_READING)
 #: the study profile's machine: 2 CPU cores
 CORES = 2
 #: the design's budget of a density notebook at the study profile: about 20 minutes on 2 cores
@@ -117,6 +126,20 @@ PLANS = {p.notebook: p for p in (
 DROPPED_FOR_TIME: dict[str, tuple[str, ...]] = {}
 
 
+def check_not_verdict_or_seen(seeds, tuning_ok: bool = False) -> tuple[int, ...]:
+    """``seeds`` as ints if none is seen (:data:`SEEN_SEEDS`) or, unless ``tuning_ok``, a tuning seed
+    (:data:`TUNING_SEEDS`); else a ValueError naming them. A verdict's seeds and their held-out streams pass
+    with ``tuning_ok`` False; a pilot's with it True (a pilot runs tuning seeds only, never a seen one)."""
+    seeds = tuple(int(s) for s in seeds)
+    seen = sorted(set(seeds) & set(SEEN_SEEDS))
+    tuning = [] if tuning_ok else sorted(set(seeds) & set(TUNING_SEEDS) - set(SEEN_SEEDS))
+    if seen or tuning:
+        raise ValueError(f"seeds {seen + tuning} were seen before this plan ({'seen: ' + str(seen) if seen else ''}"
+                         f"{'; ' if seen and tuning else ''}{'tuning: ' + str(tuning) if tuning else ''}): "
+                         f"a verdict takes the declared seeds {VERDICT_SEEDS[0]}, {VERDICT_SEEDS[1]}, ...")
+    return seeds
+
+
 def plan(notebook: str) -> DensityPlan:
     """The plan of density notebook ``notebook`` ("00".."06"); KeyError naming the choices."""
     try:
@@ -129,3 +152,9 @@ def preset_seeds(notebook: str) -> dict:
     """The study preset's seed fields of ``notebook``: its first verdict seed and ``n_seeds``."""
     p = plan(notebook)
     return {"seed": p.seeds[0], "n_seeds": p.n_seeds}
+
+
+def preset_fields(notebook: str) -> dict:
+    """The study (and paper) preset's declared fields of ``notebook``: its seeds (:func:`preset_seeds`) and
+    the optimizer reading its headline verdict runs under, the paper's (:data:`PAPER_READING`)."""
+    return {**preset_seeds(notebook), "rmsprop": PAPER_READING}
