@@ -313,7 +313,7 @@ def test_device_setting_is_checked():
         with pytest.raises(ValueError, match="no CUDA GPU"):
             resolve_device("cuda")
     s = pg_montezuma.PgSettings.preset("smoke", device="cpu")
-    assert s.model_kwargs("pixelcnn") == {"seed": 0, "device": "cpu"} and s.model_kwargs("cts") == {}
+    assert s.model_kwargs("pixelcnn") == {"seed": 0, "device": "cpu", "rmsprop": "tf1"} and s.model_kwargs("cts") == {}
 
 
 def test_conv_cts_verdict_by_hand_is_not_testable_on_this_task():

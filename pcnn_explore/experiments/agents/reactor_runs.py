@@ -25,12 +25,14 @@ __all__ = ["specs", "run", "run_values", "run_traces", "collect"]
 # ------------------------------------------------------------------------------------- runs
 def specs(settings: ReactorStudySettings, out_root: str | os.PathLike) -> list[RunSpec]:
     """One RunSpec per size x line x seed, under ``out_root/<env>/<line>_s<seed>``: the settings'
-    ``overrides`` with the line's own settings on top, and the seed's ``mapping_seed`` where set
-    (:meth:`ReactorStudySettings.mapping_of`)."""
+    ``overrides`` with the line's own settings on top (a PixelCNN line's optimizer reading the settings'
+    ``density_optimizer``), and the seed's ``mapping_seed`` where set (:meth:`ReactorStudySettings.mapping_of`)."""
     out = []
     for n in settings.sizes:
         for v in settings.variants:
             over = {**dict(settings.overrides), **dict(LINES[v].overrides)}
+            if "density_optimizer" in over:
+                over["density_optimizer"] = settings.density_optimizer
             for s in settings.seeds:
                 mapping = settings.mapping_of(s)
                 fields = over if mapping is None else {**over, "mapping_seed": mapping}

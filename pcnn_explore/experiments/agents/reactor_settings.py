@@ -14,6 +14,7 @@ from pcnn_explore.run.variants import check_variant, variant_agent
 from pcnn_explore.profiles import ExperimentSettings, check_profile
 from pcnn_explore.verdicts import seeds_needed
 from pcnn_explore.experiments.agents.reactor_lines import LINES
+from pcnn_explore.experiments.density.density_training import check_reading
 
 __all__ = ["STUDY_SEEDS", "ReactorStudySettings", "settings_for"]
 
@@ -30,7 +31,9 @@ class ReactorStudySettings(ExperimentSettings):
     """Settings of notebook 13: every line x seed runs ``episodes`` episodes of DeepSea-N (N agent
     steps each) for each N in ``sizes``; ``mapping_seed``: None (bsuite's 42 for every seed), an
     integer (that map for every seed) or ``"per_seed"`` (each seed its declared map, seed + 10,000:
-    the study profile's, so a verdict speaks for the task rather than one map)."""
+    the study profile's, so a verdict speaks for the task rather than one map); ``density_optimizer``: the
+    PixelCNN's optimizer reading of every PixelCNN line, "tf1" (the paper's, the default) or "torch" (the
+    sensitivity reading)."""
 
     profile: str = "study"
     seeds: tuple[int, ...] = STUDY_SEEDS
@@ -44,6 +47,7 @@ class ReactorStudySettings(ExperimentSettings):
     window: int = 50  # episodes per point of the success curves
     workers: int = 2
     mapping_seed: int | str | None = None
+    density_optimizer: str = "tf1"
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         "smoke": dict(seeds=(0, 1), sizes=(4,), episodes=25, window=5,
@@ -85,6 +89,7 @@ class ReactorStudySettings(ExperimentSettings):
         if not 0 < self.late_fraction <= 1:
             raise ValueError(f"late_fraction must be in (0, 1], got {self.late_fraction!r}")
         check_mapping_seed(self.mapping_seed)
+        check_reading(self.density_optimizer)
         if self.profile == "study":
             refuse_seen_seeds(self.seeds, "", f"{STUDY_SEEDS[0]}..{STUDY_SEEDS[-1]} (seed=None)")
             need = seeds_needed(_STUDY_TEST, LEVEL)

@@ -60,9 +60,9 @@ class ConvCTSSettings(DensityExperimentSettings):
 
     PRESETS: ClassVar[dict] = {
         "smoke": dict(games=("Freeway",), n_frames=40, n_heldout=8, heldout_source=40, n_seeds=2, workers=1),
-        "study": dict(n_frames=10_000, **prereg.preset_seeds("06")),
+        "study": dict(n_frames=10_000, **prereg.preset_fields("06")),
         "paper": dict(games=("Freeway", "MontezumaRevenge", "Gravitar", "PrivateEye", "Venture"),
-                      n_frames=100_000, n_heldout=1_000, heldout_source=20_000, **prereg.preset_seeds("06")),
+                      n_frames=100_000, n_heldout=1_000, heldout_source=20_000, **prereg.preset_fields("06")),
     }
 
     def check(self) -> None:

@@ -27,7 +27,7 @@ from pcnn_explore.streams import load_stream
 
 __all__ = ["TRAINING_ORDERS", "MODEL_NAMES", "seed_list", "check_models", "training_order", "heldout_loss", "heldout_frames",
            "TrainTrace", "train_stream",
-           "DensityExperimentSettings", "run_seeds", "seed_workers", "check_positive_int", "resolve_device", "format_value", "paper_rows"]
+           "DensityExperimentSettings", "run_seeds", "seed_workers", "check_positive_int", "check_reading", "resolve_device", "format_value", "paper_rows"]
 
 TRAINING_ORDERS = ("online", "permutation", "replacement")
 #: the density models the experiments compare
@@ -168,7 +168,10 @@ class DensityExperimentSettings(ExperimentSettings):
     stream and model each) the verdict is decided over, with the seeds of :meth:`seeds`; workers:
     processes that run those seeds at once, one torch thread each (0: :func:`seed_workers` chooses,
     one per CPU core up to the seeds on the CPU, 1 with a GPU; 1: one seed after another in this
-    process). Every seed's run is the same whichever number runs it.
+    process). Every seed's run is the same whichever number runs it. rmsprop: the PixelCNN's optimizer
+    reading (:data:`pcnn_explore.names.DENSITY_OPTIMIZERS`), "tf1" the paper's (TensorFlow 1's RMSProp on
+    the per-pixel mean cross-entropy) and the default, "torch" the sensitivity reading (torch's form on the
+    summed cross-entropy); every PixelCNN of the experiment trains under it, the CTS models ignore it.
     """
 
     profile: str = "study"
@@ -179,6 +182,7 @@ class DensityExperimentSettings(ExperimentSettings):
     device: str = "auto"
     sticky_actions: float | None = None
     workers: int = 0
+    rmsprop: str = "tf1"
 
     def seeds(self) -> tuple[int, ...]:
         """The runs' seeds: ``seed, seed + 2, ...`` (:func:`seed_list`)."""
@@ -209,17 +213,29 @@ class DensityExperimentSettings(ExperimentSettings):
         if isinstance(self.workers, bool) or not isinstance(self.workers, (int, np.integer)) or self.workers < 0:
             raise ValueError(f"setting workers must be an int >= 0 (0: one per CPU core), got {self.workers!r}")
         resolve_device(self.device)
+        check_reading(self.rmsprop)
         if self.sticky_actions is not None and not (isinstance(self.sticky_actions, (int, float))
                                                     and 0.0 <= self.sticky_actions <= 1.0):
             raise ValueError(f"setting sticky_actions must be a probability in [0, 1] or None, got {self.sticky_actions!r}")
 
     def model_kwargs(self, name: str) -> dict:
-        """Constructor arguments of density model ``name``: the seed (initial weights) and the
-        torch device, for the models whose registry entry takes them (PixelCNN)."""
+        """Constructor arguments of density model ``name``: the seed (initial weights), the torch device
+        and the optimizer reading (``rmsprop``), for the models whose registry entry takes them (PixelCNN)."""
         from pcnn_explore.density import density_spec
 
-        common = {"seed": self.seed, "device": resolve_device(self.device)}
+        common = {"seed": self.seed, "device": resolve_device(self.device), "rmsprop": self.rmsprop}
         return {k: v for k, v in common.items() if k in density_spec(name).options}
+
+
+def check_reading(rmsprop: object) -> str:
+    """``rmsprop`` if it names a reading of the PixelCNN's RMSProp (:data:`pcnn_explore.names.DENSITY_OPTIMIZERS`),
+    else a ValueError naming the choices."""
+    from pcnn_explore.names import DENSITY_OPTIMIZERS
+
+    if not isinstance(rmsprop, str) or rmsprop not in DENSITY_OPTIMIZERS:
+        raise ValueError(f"setting rmsprop must be one of {', '.join(DENSITY_OPTIMIZERS)} (the PixelCNN's optimizer "
+                         f"reading: 'tf1' the paper's, 'torch' the sensitivity reading), got {rmsprop!r}")
+    return rmsprop
 
 
 def seed_workers(settings: DensityExperimentSettings, cpus: int | None = None) -> int:

@@ -52,8 +52,8 @@ class EpisodeSpikesSettings(DensityExperimentSettings):
 
     PRESETS: ClassVar[dict] = {
         "smoke": dict(n_frames=150, baseline=20, min_separation=10, n_seeds=2, workers=1),
-        "study": dict(n_frames=6_000, **prereg.preset_seeds("02")),
-        "paper": dict(n_frames=6_000, **prereg.preset_seeds("02")),
+        "study": dict(n_frames=6_000, **prereg.preset_fields("02")),
+        "paper": dict(n_frames=6_000, **prereg.preset_fields("02")),
     }
 
     def check(self) -> None:

@@ -75,10 +75,10 @@ class LrScheduleSettings(DensityExperimentSettings):
     PRESETS: ClassVar[dict] = {
         "smoke": dict(n_frames=40, average_last=10, early_updates=20, early_bin=5,
                       grid={"constant": (1e-3,), "inverse_sqrt": (0.1,), "inverse": (1.0,)}, n_seeds=2, workers=1),
-        "study": dict(n_frames=10_000, average_last=2_500, **prereg.preset_seeds("03")),
+        "study": dict(**prereg.preset_fields("03"), **prereg.study_fields("03")),
         "paper": dict(n_frames=1_000_000, average_last=10_000, early_updates=10_000, early_bin=100,
                       grid={"constant": (1e-4, 3e-4, 1e-3, 3e-3, 1e-2), "inverse_sqrt": (1e-2, 3e-2, 0.1, 0.3, 1.0),
-                            "inverse": (0.1, 0.3, 1.0, 3.0, 10.0)}, **prereg.preset_seeds("03")),
+                            "inverse": (0.1, 0.3, 1.0, 3.0, 10.0)}, **prereg.preset_fields("03")),
     }
 
     def check(self) -> None:

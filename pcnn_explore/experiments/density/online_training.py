@@ -62,8 +62,8 @@ class OnlineTrainingSettings(DensityExperimentSettings):
 
     PRESETS: ClassVar[dict] = {
         "smoke": dict(n_frames=90, switch_every=30, n_heldout=10, eval_every=20, n_seeds=2, workers=1),
-        "study": dict(n_frames=16_000, switch_every=4_000, n_heldout=128, eval_every=1_000, **prereg.preset_seeds("01")),
-        "paper": dict(n_frames=100_000, switch_every=4_000, n_heldout=1_000, eval_every=2_000, **prereg.preset_seeds("01")),
+        "study": dict(n_frames=16_000, switch_every=4_000, n_heldout=128, eval_every=1_000, **prereg.preset_fields("01")),
+        "paper": dict(n_frames=100_000, switch_every=4_000, n_heldout=1_000, eval_every=2_000, **prereg.preset_fields("01")),
     }
 
     def check(self) -> None:

@@ -59,8 +59,8 @@ class PgSettings(DensityExperimentSettings):
 
     PRESETS: ClassVar[dict] = {
         "smoke": dict(n_steps=40, warmup=10, n_heldout=8, n_seeds=2, workers=1),
-        "study": dict(n_steps=5_000, warmup=2_000, n_heldout=256, **prereg.preset_seeds("05")),
-        "paper": dict(n_steps=5_000, warmup=2_000, n_heldout=1_000, **prereg.preset_seeds("05")),
+        "study": dict(n_steps=5_000, warmup=2_000, n_heldout=256, **prereg.preset_fields("05")),
+        "paper": dict(n_steps=5_000, warmup=2_000, n_heldout=1_000, **prereg.preset_fields("05")),
     }
 
     def check(self) -> None:

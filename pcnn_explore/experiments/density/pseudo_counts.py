@@ -36,7 +36,7 @@ import numpy as np
 from pcnn_explore.bonus import SCHEDULES, PseudoCountBonus, exploration_bonus, pseudo_count
 from pcnn_explore.density import EmpiricalDensity, make_density
 from pcnn_explore.experiments.density.density_stats import pg_decay_exponent
-from pcnn_explore.experiments.density.density_training import seed_list
+from pcnn_explore.experiments.density.density_training import check_reading, seed_list
 from pcnn_explore.envs.frames import DENSITY_LEVELS
 from pcnn_explore.profiles import ExperimentSettings
 from pcnn_explore.streams import FrameStream, load_stream
@@ -57,17 +57,23 @@ class PseudoCountSettings(ExperimentSettings):
     n_repeats: int = 60  # visits of the repeated frame
     pixelcnn_lr: float = 1e-3
     n_seeds: int = 3  # independent runs the verdict is decided over, seeds seed, seed + 2, ...
+    rmsprop: str = "tf1"  # the PixelCNN's optimizer reading: tf1 (the paper's) or torch (sensitivity)
 
     PRESETS: ClassVar[dict] = {
         "smoke": dict(n_frames=120, repeat_every=5, n_repeats=8, n_seeds=2),
-        "study": dict(n_frames=3000, repeat_every=20, n_repeats=60, **prereg.preset_seeds("00")),
-        "paper": dict(n_frames=20000, repeat_every=50, n_repeats=300, **prereg.preset_seeds("00")),
+        "study": dict(n_frames=3000, repeat_every=20, n_repeats=60, **prereg.preset_fields("00")),
+        "paper": dict(n_frames=20000, repeat_every=50, n_repeats=300, **prereg.preset_fields("00")),
     }
 
 
     def seeds(self) -> tuple[int, ...]:
         """The runs' seeds (:func:`~pcnn_explore.experiments.density.density_training.seed_list`)."""
         return seed_list(self.seed, self.n_seeds)
+
+    def check(self) -> None:
+        """Raise ValueError naming a bad seed setting or optimizer reading (before any run)."""
+        self.seeds()
+        check_reading(self.rmsprop)
 
 
 @dataclasses.dataclass
@@ -152,13 +158,16 @@ def run(settings: PseudoCountSettings) -> PseudoCountResults:
     """Run the three studies; the stream is cached (see :mod:`pcnn_explore.streams`)."""
     import torch
 
+    settings.check()
+
     torch.set_num_threads(1)  # batch-1 PixelCNN steps are fastest single-threaded
     stream = load_stream(settings.game, settings.n_frames, seed=settings.seed)
     frames = stream.frames
     real, pseudo = tabular_counts(frames)
 
     def new_model(name: str):
-        return make_density(name, seed=settings.seed, lr=settings.pixelcnn_lr)  # each model takes what it uses
+        # each model takes what it uses (the PixelCNN its optimizer reading)
+        return make_density(name, seed=settings.seed, lr=settings.pixelcnn_lr, rmsprop=settings.rmsprop)
 
     traces = {name: run_bonus(new_model(name), frames, settings.scale, name) for name in settings.models}
     seq, visits = repeated_frame_sequence(frames, settings.repeat_every, settings.n_repeats)
@@ -215,7 +224,8 @@ def summarise(results: PseudoCountResults) -> dict:
 
 
 def run_all(settings: PseudoCountSettings) -> list[PseudoCountResults]:
-    """:func:`run` once per seed of ``settings.seeds()`` (the seeds are checked first)."""
+    """:func:`run` once per seed of ``settings.seeds()`` (the seeds and the reading are checked first)."""
+    settings.check()
     return [run(dataclasses.replace(settings, seed=s)) for s in settings.seeds()]
 
 

@@ -68,8 +68,8 @@ class SamplesSettings(DensityExperimentSettings):
 
     PRESETS: ClassVar[dict] = {
         "smoke": dict(n_train=40, n_samples=1, n_heldout=8, heldout_source=40, n_seeds=2, workers=1),
-        "study": dict(n_train=25_000, n_samples=8, n_heldout=256, heldout_source=5_000, **prereg.preset_seeds("04")),
-        "paper": dict(n_train=25_000, n_samples=16, n_heldout=1_000, heldout_source=20_000, **prereg.preset_seeds("04")),
+        "study": dict(n_train=25_000, n_samples=8, n_heldout=256, heldout_source=5_000, **prereg.preset_fields("04")),
+        "paper": dict(n_train=25_000, n_samples=16, n_heldout=1_000, heldout_source=20_000, **prereg.preset_fields("04")),
     }
 
     def check(self) -> None:

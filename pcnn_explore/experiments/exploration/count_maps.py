@@ -84,10 +84,11 @@ def pseudo_count_maps(settings, seed: int = 0) -> CountMaps:
     frames, counts = random_walk_frames(n, settings.counts_episodes, seed)
     maps: dict[str, dict[str, np.ndarray]] = {"log_rho": {}, "pg": {}, "pseudo": {}}
     for name in settings.counts_models:
-        model = make_density(name, n, n, 8, seed=seed)
+        # (the PixelCNNs under the settings' optimizer reading; CTS takes none)
+        model = make_density(name, n, n, 8, seed=seed, rmsprop=settings.density_optimizer)
         for f in frames:
             model.update(f)
-        state, probe = model.state_dict(), make_density(name, n, n, 8, seed=seed)
+        state, probe = model.state_dict(), make_density(name, n, n, 8, seed=seed, rmsprop=settings.density_optimizer)
         lp, pg, pc = (np.full((n, n), np.nan) for _ in range(3))
         for r in range(n):
             for c in range(r + 1):

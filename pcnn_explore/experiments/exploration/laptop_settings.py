@@ -11,6 +11,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from pcnn_explore.envs.deep_sea import deep_sea_id
+from pcnn_explore.experiments.density.density_training import check_reading
 from pcnn_explore.experiments.agents.agent_runs import RunSpec
 from pcnn_explore.run.lines import baseline_line, line as named_line
 from pcnn_explore.study.preregistered.deep_sea import (PER_SEED, VERDICT_SEEDS, check_mapping_seed, mapping_of,
@@ -32,7 +33,9 @@ class ExplorationSettings(ExperimentSettings):
     """Settings of notebook 12. Steps are agent steps; DeepSea runs last ``deep_sea_episodes``
     episodes of N steps each (steps = episodes x N). ``mapping_seed``: None (bsuite's 42 for every
     seed), an integer (that map for every seed) or ``"per_seed"`` (each seed its declared map, seed +
-    10,000: the study profile's, so a verdict speaks for the task rather than one map)."""
+    10,000: the study profile's, so a verdict speaks for the task rather than one map).
+    ``density_optimizer``: the PixelCNN's optimizer reading of every PixelCNN line and count map, "tf1"
+    (the paper's, the default) or "torch" (the sensitivity reading); the CTS lines ignore it."""
 
     profile: str = "study"
     seeds: tuple[int, ...] = VERDICT_SEEDS  # (the declared verdict seeds 701-720: no setting was chosen on them)
@@ -55,6 +58,7 @@ class ExplorationSettings(ExperimentSettings):
     counts_episodes: int = 300  # random-walk episodes the density models train on
     counts_models: tuple[str, ...] = ("cts", "pixelcnn", "pixelcnn_pos")
     workers: int = 2
+    density_optimizer: str = "tf1"
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         "smoke": dict(seeds=(0,), deep_sea_sizes=(5,), deep_sea_variants=("dqn", "cts_mmc", "pixelcnn_pos_mmc"),
@@ -98,6 +102,7 @@ class ExplorationSettings(ExperimentSettings):
         if not 0 < self.late_fraction <= 1:
             raise ValueError(f"late_fraction must be in (0, 1], got {self.late_fraction!r}")
         check_mapping_seed(self.mapping_seed)
+        check_reading(self.density_optimizer)
         if self.profile == "study":
             refuse_seen_seeds(self.seeds, "of notebook 12 ", f"{VERDICT_SEEDS[0]}..{VERDICT_SEEDS[-1]}")
         if self.counts_size < 3:
@@ -118,8 +123,10 @@ def _specs(env: str, variants, seeds, steps: int, profile: str, root: Path, over
 
 def _deep_sea_fields(settings: ExplorationSettings, variant: str) -> dict[str, Any]:
     """The TrainConfig fields of ``variant``'s DeepSea runs: ``deep_sea_overrides`` with the line's own
-    settings (:data:`DEEP_SEA_LINES`) on top."""
-    return {**dict(settings.deep_sea_overrides), **dict(DEEP_SEA_LINES[variant].overrides)}
+    settings (:data:`DEEP_SEA_LINES`) on top, a PixelCNN line's optimizer reading the settings'
+    (``density_optimizer``)."""
+    fields = {**dict(settings.deep_sea_overrides), **dict(DEEP_SEA_LINES[variant].overrides)}
+    return {**fields, "density_optimizer": settings.density_optimizer} if "density_optimizer" in fields else fields
 
 
 def deep_sea_specs(settings: ExplorationSettings, out_root: str | os.PathLike) -> list[RunSpec]:
@@ -139,6 +146,10 @@ def deep_sea_specs(settings: ExplorationSettings, out_root: str | os.PathLike) -
 
 
 def room_specs(settings: ExplorationSettings, out_root: str | os.PathLike) -> list[RunSpec]:
-    """One RunSpec per room variant x seed, ``room_steps`` steps each, under ``out_root/rooms``."""
-    return _specs(settings.room_env, settings.room_variants, settings.seeds, settings.room_steps, settings.profile,
-                  Path(out_root) / "rooms", settings.room_overrides)
+    """One RunSpec per room variant x seed, ``room_steps`` steps each, under ``out_root/rooms`` (a PixelCNN
+    variant's under the settings' ``density_optimizer``)."""
+    root = Path(out_root) / "rooms"
+    return [spec for v in settings.room_variants for spec in _specs(
+        settings.room_env, (v,), settings.seeds, settings.room_steps, settings.profile, root,
+        {**dict(settings.room_overrides), "density_optimizer": settings.density_optimizer} if "pixelcnn" in v
+        else settings.room_overrides)]
