@@ -178,26 +178,66 @@ def _schedules(runs, seeds):
     return _by_name(lr_schedules.decisions(summary))
 
 
-def test_lr_schedules_named_rates_worst_and_robustness():
+def _rates(runs, seeds):
+    """03's named rates each on its own (the text claim's detail), as :func:`_schedules` keys them."""
+    summary = {"seeds": list(seeds)}
+    for (schedule, lr) in runs[0]:
+        summary[f"final_loss_{schedule}_{lr:g}_nats_per_seed"] = [r[(schedule, lr)] for r in runs]
+    return _by_name(lr_schedules.rate_details(summary))
+
+
+def test_lr_schedules_caption_text_worst_and_robustness():
+    from pcnn_explore.study.preregistered import lr_schedules as plan03
+
     three = [_grid((120, 100, 110), (105, 140), (200, NAN)), _grid((121, 101, 111), (104, 150), (210, 300)),
              _grid((119, 99, 112), (106, 145), (190, 250))]
     runs = three * 2
     ln = math.log
     c = _schedules(runs, SIX)
-    # the decaying schedules in alphabetical order, whatever the grid's
-    assert list(c) == ["constant 1e-3 lowest", "0.1 n^-1/2 lowest", "n^-1 worst", "constant more robust than inverse",
-                       "constant more robust than inverse_sqrt"]
+    # the re-run's claims, in the declared order; the decaying schedules in alphabetical order, whatever the grid's
+    assert tuple(c) == plan03.RERUN_CLAIMS == (
+        "constant 1e-3 smallest (caption)", "constant 1e-3 or 0.1 n^-1/2 lowest (text)", "n^-1 worst",
+        "constant more robust than inverse", "constant more robust than inverse_sqrt")
+    # the caption: constant 1e-3 (100, 101, 99) against the smallest of every other run (105, 104, 106: 0.1 n^-1/2,
+    # named by the text but not by the caption): -5, -3, -7 on each half, all below: p = 1/64
+    cap = c[plan03.CAPTION]
+    assert cap.word == "agrees" and cap.estimate == pytest.approx(-5.0) and cap.p == pytest.approx(P1)
+    assert cap.values == (100, 101, 99) * 2 and cap.values_b == (105, 104, 106) * 2
+    assert cap.claim.sentence == plan03.CAPTION_SENTENCE and cap.test == "sign_flip"
+    # the text: min(100, 105) = 100, min(101, 104) = 101, min(99, 106) = 99 against the smallest unnamed run
+    # (110, 111, 112): -10, -10, -13, mean -11
+    text = c[plan03.TEXT]
+    assert text.word == "agrees" and text.estimate == pytest.approx(-11.0) and text.p == pytest.approx(P1)
+    assert text.values_b == (110, 111, 112) * 2
     # each named rate on its own against the best unnamed run (110, 111, 112; 0.1 n^-1/2 is named, 1 n^-1/2 not):
-    # constant 1e-3: 100, 101, 99 -> below on every seed; 0.1 n^-1/2: 105, 104, 106 -> below on every seed
-    first, second = c["constant 1e-3 lowest"], c["0.1 n^-1/2 lowest"]
+    # constant 1e-3: 100, 101, 99 -> below on every seed; 0.1 n^-1/2: 105, 104, 106 -> below on every seed;
+    # the text claim's detail, deciding nothing
+    r = _rates(runs, SIX)
+    first, second = r["constant 1e-3 lowest"], r["0.1 n^-1/2 lowest"]
     assert first.word == "agrees" and first.estimate == pytest.approx(-11.0) and first.p == pytest.approx(P1)
     assert second.word == "agrees" and second.estimate == pytest.approx(-6.0)
-    # 0.1 n^-1/2 no better than the unnamed rates: it differs, and constant 1e-3 still agrees on its own
+    assert text.detail == ("each named rate alone, deciding nothing: constant 1e-3 alone - best unnamed rate -11 "
+                           f"nats, 95% [{first.interval[0]:.3g}, {first.interval[1]:.3g}], p = 0.0156 (agrees); "
+                           f"0.1 n^-1/2 alone - best unnamed rate -6 nats, 95% [{second.interval[0]:.3g}, "
+                           f"{second.interval[1]:.3g}], p = 0.0156 (agrees)")
+    assert decide_again(text).detail == text.detail and decide_again(text).word == "agrees"
+    # 0.1 n^-1/2 no better than the unnamed rates: it differs on its own, constant 1e-3 still agrees, and both
+    # statements still agree (caption: 100 - min(110, 130, ...) = -10, -10, -13)
     worse = [dict(r) for r in runs]
     for r in worse:
         r[("inverse_sqrt", 0.1)] = 130.0
-    assert _schedules(worse, SIX)["0.1 n^-1/2 lowest"].word == "differs"
-    assert _schedules(worse, SIX)["constant 1e-3 lowest"].word == "agrees"
+    assert _rates(worse, SIX)["0.1 n^-1/2 lowest"].word == "differs"
+    assert _rates(worse, SIX)["constant 1e-3 lowest"].word == "agrees"
+    assert _schedules(worse, SIX)[plan03.CAPTION].estimate == pytest.approx(-11.0)
+    assert {_schedules(worse, SIX)[k].word for k in (plan03.CAPTION, plan03.TEXT)} == {"agrees"}
+    # 0.1 n^-1/2 at 90 beats constant 1e-3 on every seed: the caption differs (+10, +11, +9), the text agrees
+    # (90 - 110, 90 - 111, 90 - 112: mean -21)
+    better = [dict(r) for r in runs]
+    for r in better:
+        r[("inverse_sqrt", 0.1)] = 90.0
+    b = _schedules(better, SIX)
+    assert b[plan03.CAPTION].word == "differs" and b[plan03.CAPTION].estimate == pytest.approx(10.0)
+    assert b[plan03.TEXT].word == "agrees" and b[plan03.TEXT].estimate == pytest.approx(-21.0)
     # n^-1's best 200, 210, 190 against max(constant's, n^-1/2's best) 105, 104, 106: 95, 106, 84
     assert c["n^-1 worst"].word == "agrees" and c["n^-1 worst"].estimate == pytest.approx(95.0)
     rob_s = c["constant more robust than inverse_sqrt"]
@@ -220,11 +260,15 @@ def test_lr_schedules_named_rates_worst_and_robustness():
     assert _schedules(failing, SIX)["constant more robust than inverse_sqrt"].word == "differs"
     # three seeds decide nothing
     assert {v.reason for v in _schedules(three, SEEDS).values()} == {"too few seeds at this profile"}
-    # one rate per schedule (the smoke grid): the named rates against n^-1's one rate, no spread to compare
+    # one rate per schedule (the smoke grid): both statements against n^-1's one rate, no spread to compare
     smoke = _schedules([{("constant", 1e-3): 1.0, ("inverse_sqrt", 0.1): 2.0, ("inverse", 1.0): 3.0}] * 2, [0, 2])
-    assert list(smoke) == ["constant 1e-3 lowest", "0.1 n^-1/2 lowest", "n^-1 worst"]
-    # only the named rates: nothing unnamed to beat, n^-1 absent: no claim
-    assert _schedules([{("constant", 1e-3): 1.0, ("inverse_sqrt", 0.1): 2.0}] * 2, [0, 2]) == {}
+    assert list(smoke) == [plan03.CAPTION, plan03.TEXT, "n^-1 worst"]
+    assert smoke[plan03.CAPTION].values_b == (2.0, 2.0) and smoke[plan03.TEXT].values_b == (3.0, 3.0)
+    # only the named rates: the caption's constant 1e-3 against 0.1 n^-1/2; nothing unnamed for the text to beat,
+    # n^-1 absent
+    only = _schedules([{("constant", 1e-3): 1.0, ("inverse_sqrt", 0.1): 2.0}] * 2, [0, 2])
+    assert list(only) == [plan03.CAPTION] and only[plan03.CAPTION].values_b == (2.0, 2.0)
+    assert _rates([{("constant", 1e-3): 1.0, ("inverse_sqrt", 0.1): 2.0}] * 2, [0, 2]) == {}
     with pytest.raises(ValueError, match="final_loss_"):
         lr_schedules.decisions({"seeds": [0, 2]})
 

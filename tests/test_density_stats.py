@@ -236,35 +236,44 @@ def test_lr_schedule_ranking_by_hand():
     assert r.best_per_schedule() == {"constant": (1e-3, 100.0), "inverse": (1.0, 300.0), "inverse_sqrt": (0.1, 110.0)}
     assert r.ranking() == ["constant", "inverse_sqrt", "inverse"]
     runs = _seeded(r, SIX)
-    # the same losses on every seed (6: the exact sign flip decides where nothing spreads, p = 2^-6); each
-    # named rate on its own against the best run of the rates the paper does not name, min(150, 300, cap) = 150:
-    # constant 1e-3 100 - 150 = -50, 0.1 n^-1/2 110 - 150 = -40; n^-1's best 300 vs max(100, 110): +190; spreads:
-    # ln(worst / best): constant ln(150 / 100), n^-1 ln(3668.1 / 300) (the diverged run counts as a uniform
-    # model, the cap); n^-1/2 has one rate: no spread
+    # the same losses on every seed (6: the exact sign flip decides where nothing spreads, p = 2^-6); the caption:
+    # constant 1e-3 against the smallest other run, min(150, 300, cap, 110) = 110: 100 - 110 = -10; the text:
+    # min(100, 110) = 100 against the smallest unnamed run, min(150, 300, cap) = 150: -50; each named rate on its
+    # own (the text's detail): constant 1e-3 100 - 150 = -50, 0.1 n^-1/2 110 - 150 = -40; n^-1's best 300 vs
+    # max(100, 110): +190; spreads: ln(worst / best): constant ln(150 / 100), n^-1 ln(3668.1 / 300) (the diverged
+    # run counts as a uniform model, the cap); n^-1/2 has one rate: no spread
     summary = lr_schedules.summary(runs)
     assert summary["final_loss_constant_0.001_nats"] == 100.0 and math.isnan(summary["final_loss_inverse_10_nats"])
     assert summary["final_loss_constant_0.01_nats_per_seed"] == [150.0] * 6
+    caption, text = "constant 1e-3 smallest (caption)", "constant 1e-3 or 0.1 n^-1/2 lowest (text)"
     claims = {d.name: d for d in lr_schedules.decisions(summary)}
     assert {k: v.word for k, v in claims.items()} == {
-        "constant 1e-3 lowest": "agrees", "0.1 n^-1/2 lowest": "agrees", "n^-1 worst": "agrees",
-        "constant more robust than inverse": "agrees"}
-    assert [claims[k].estimate for k in ("constant 1e-3 lowest", "0.1 n^-1/2 lowest", "n^-1 worst")] == pytest.approx(
-        [-50.0, -40.0, 190.0])
+        caption: "agrees", text: "agrees", "n^-1 worst": "agrees", "constant more robust than inverse": "agrees"}
+    assert [claims[k].estimate for k in (caption, text, "n^-1 worst")] == pytest.approx([-10.0, -50.0, 190.0])
+    rates = {d.name: d for d in lr_schedules.rate_details(summary)}
+    assert [rates[k].estimate for k in ("constant 1e-3 lowest", "0.1 n^-1/2 lowest")] == pytest.approx([-50.0, -40.0])
     assert claims["constant more robust than inverse"].estimate == pytest.approx(
         math.log(1.5) - math.log(1764 * math.log(8) / 300))
     assert {v.p for v in claims.values()} == {2 ** -6} and {v.test for v in claims.values()} == {"sign_flip"}
     assert notebook_words(list(claims.values()))[0] == "agrees"
     assert summary["best"] == "constant 0.001" and summary["ranking"] == "constant < n^-1/2 < n^-1"
     # 0.1 n^-1/2 ends above the best unnamed run (200 - 150 = +50 on every seed): that named rate differs on its
-    # own while constant 1e-3 still agrees, so the notebook is mixed; n^-1 worst: 300 - max(100, 200) = +100
+    # own, yet both statements agree (caption 100 - 150 = -50, text min(100, 200) - 150 = -50)
     final[("inverse_sqrt", 0.1)] = 200.0
+    claims = {d.name: d for d in lr_schedules.decisions(lr_schedules.summary(runs))}
+    assert {claims[k].word for k in (caption, text)} == {"agrees"}
+    assert [claims[k].estimate for k in (caption, text)] == pytest.approx([-50.0, -50.0])
+    rates = {d.name: d for d in lr_schedules.rate_details(lr_schedules.summary(runs))}
+    assert rates["0.1 n^-1/2 lowest"].estimate == pytest.approx(50.0) and rates["0.1 n^-1/2 lowest"].p == 1.0
+    assert claims["n^-1 worst"].estimate == pytest.approx(100.0)  # 300 - max(100, 200)
+    # constant 1e-3 at 120 above 0.1 n^-1/2's 110: the caption differs (120 - 110 = +10), the text agrees
+    # (min(120, 110) - 150 = -40): the notebook is mixed
+    final[("inverse_sqrt", 0.1)] = 110.0
+    final[("constant", 1e-3)] = 120.0
     decisions = lr_schedules.decisions(lr_schedules.summary(runs))
     claims = {d.name: d for d in decisions}
-    assert {k: v.word for k, v in claims.items()} == {
-        "constant 1e-3 lowest": "agrees", "0.1 n^-1/2 lowest": "differs", "n^-1 worst": "agrees",
-        "constant more robust than inverse": "agrees"}
-    assert claims["0.1 n^-1/2 lowest"].estimate == pytest.approx(50.0) and claims["0.1 n^-1/2 lowest"].p == 1.0
-    assert claims["n^-1 worst"].estimate == pytest.approx(100.0)
+    assert (claims[caption].word, claims[text].word) == ("differs", "agrees")
+    assert [claims[k].estimate for k in (caption, text)] == pytest.approx([10.0, -40.0])
     assert notebook_words(decisions)[0] == "mixed"
     five = lr_schedules.decisions(lr_schedules.summary(runs[:5]))
     assert notebook_words(five)[0] == "not testable: too few seeds at this profile"

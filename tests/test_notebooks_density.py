@@ -120,12 +120,20 @@ def test_03_lr_schedules(notebook_runner, tmp_path):
     assert s["ranking"] == " < ".join(order)
     assert s["best"] == f"{order[0]} {runs[order[0]][0]}"
     assert all(_finite(v) and v > 0 for k in keys for v in _per_seed(s, k))
-    # one rate per schedule: each named rate and n^-1 are tested, the robustness needs several rates; the
-    # claims in the order the notebook made them, not alphabetical ("0.1 ..." first): the first screen's
-    # number is constant 1e-3's
+    # one rate per schedule: the caption's and the text's statements and n^-1 are tested, the robustness needs
+    # several rates; the claims in the order the notebook made them: the first screen's number is the caption's
     records = _claims_with_a_number("03_lr_schedules", m)
-    assert list(records) == ["constant 1e-3 lowest", "0.1 n^-1/2 lowest", "n^-1 worst"]
-    assert notebook_row("03_lr_schedules", m, "not testable").number.startswith("constant 1e-3 lowest: ")
+    assert list(records) == ["constant 1e-3 smallest (caption)", "constant 1e-3 or 0.1 n^-1/2 lowest (text)",
+                             "n^-1 worst"]
+    from pcnn_explore.experiments.density.density_stats import DIVERGED_LOSS
+
+    constant, sqrt, inverse = ([min(v, DIVERGED_LOSS) for v in _per_seed(s, f"final_loss_{k}_nats")]
+                               for k in ("constant_0.001", "inverse_sqrt_0.1", "inverse_1"))  # (capped as decided)
+    caption, text = records["constant 1e-3 smallest (caption)"], records["constant 1e-3 or 0.1 n^-1/2 lowest (text)"]
+    assert list(caption.values) == constant and list(caption.values_b) == [min(a, b) for a, b in zip(sqrt, inverse)]
+    assert list(text.values) == [min(a, b) for a, b in zip(constant, sqrt)] and list(text.values_b) == inverse
+    assert notebook_row("03_lr_schedules", m, "not testable").number.startswith(
+        "The smallest loss is achieved by a constant learning rate of 10^-3 (Fig. 3's caption): ")
     # each seed's curve over its first updates: smoke's 20 updates in bins of 5, per (schedule, rate), per seed
     e = m["early_curves"]
     assert (e["early_updates"], e["early_bin"], e["updates"], e["seeds"]) == (20, 5, [5, 10, 15, 20], [0, 2])

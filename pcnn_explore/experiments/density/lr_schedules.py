@@ -13,8 +13,9 @@ the incoming-frame loss -log rho_n(x_n), in nats per frame, averaged over the la
 The claims (:mod:`pcnn_explore.study.preregistered.lr_schedules`, decided by :func:`decisions`) are
 decided over ``n_seeds`` independent runs (a fresh stream and PixelCNN weights per seed), paired over seeds:
 
-- the named rates: the better of constant 1e-3 and 0.1 n^-1/2 has a lower final loss than the best
-  of every other run of the grid;
+- the caption: constant 1e-3 has a lower final loss than the best of every other run of the grid;
+- the text: the better of constant 1e-3 and 0.1 n^-1/2 has a lower final loss than the best of every
+  other run of the grid (each named rate alone against the best unnamed run is its detail);
 - n^-1 is worst: n^-1's best run is above the better of the other two schedules' best runs;
 - robustness (Sec. 3.2, why the paper kept the constant rate): the spread of final loss across the
   initial rates, ln(worst / best) over the grid's rates (each schedule spans the same factor 100),
@@ -51,7 +52,7 @@ from pcnn_explore.study import Decision, decide
 from pcnn_explore.study.preregistered import density as prereg
 from pcnn_explore.study.preregistered import lr_schedules as plan
 
-__all__ = ["LrScheduleSettings", "LrScheduleResults", "run", "run_all", "early_curves", "PAPER_CLAIM", "PAPER", "summary", "decisions"]
+__all__ = ["LrScheduleSettings", "LrScheduleResults", "run", "run_all", "early_curves", "PAPER_CLAIM", "PAPER", "summary", "decisions", "rate_details"]
 
 PAPER_CLAIM = "lowest loss: constant 1e-3 or 0.1 n^-1/2; n^-1 worst (Fig. 3, after 1M frames)"
 
@@ -220,24 +221,61 @@ def _final_losses(summary: dict) -> dict[tuple[str, float], list[float]]:
     return dict(sorted(runs.items()))
 
 
+def _named_rates(runs: dict[tuple[str, float], list[float]], seeds: list[int]) -> list[Decision]:
+    """Each named rate (:data:`~pcnn_explore.study.preregistered.lr_schedules.PAPER_BEST`) in the grid on its
+    own against the best unnamed run, paired by seed; none when the grid has no unnamed run."""
+    n = len(seeds)
+    others = [k for k in runs if k not in plan.PAPER_BEST]
+    if not others:
+        return []
+    best_other = [min(runs[k][i] for k in others) for i in range(n)]
+    return [decide(plan.lowest(*k, seeds), runs[k], best_other, seeds=seeds) for k in plan.PAPER_BEST if k in runs]
+
+
+def rate_details(summary: dict) -> list[Decision]:
+    """Each named rate on its own against the best unnamed run (the ``<rate> lowest`` comparisons), decided on
+    the per-seed final losses of :func:`summary` (capped, :func:`_final_losses`): the text claim's detail,
+    which decides nothing (:data:`~pcnn_explore.study.preregistered.lr_schedules.RERUN_CLAIMS`)."""
+    return _named_rates(_final_losses(summary), list(summary["seeds"]))
+
+
+def _detail(rates: list[Decision]) -> str:
+    """The text claim's detail in words: each named rate alone, its estimate, interval and p (deciding nothing)."""
+    def one(d: Decision) -> str:
+        iv = "" if d.interval is None or None in tuple(d.interval) else \
+            f", 95% [{d.interval[0]:.3g}, {d.interval[1]:.3g}]"
+        est = "?" if d.estimate is None else f"{d.estimate:.3g}"
+        p = "" if d.p is None else f", p = {d.p:.3g}"
+        return f"{d.claim.labels[0]} alone - best unnamed rate {est} nats{iv}{p} ({d.word})"
+    return ("each named rate alone, deciding nothing: " + "; ".join(one(d) for d in rates)) if rates else ""
+
+
 def decisions(summary: dict) -> list[Decision]:
-    """The claims of :mod:`pcnn_explore.study.preregistered.lr_schedules` decided on the per-seed final
-    losses of :func:`summary` (capped, :func:`_final_losses`), paired by seed: each named rate
-    (:data:`~pcnn_explore.study.preregistered.lr_schedules.PAPER_BEST`) in the grid against the best
-    unnamed run (when the grid has one); n^-1's best against the larger of the other schedules' bests;
-    the constant schedule's spread over its rates, ln(worst / best)
-    (:func:`~pcnn_explore.experiments.density.density_stats.capped_log_spread`), against each other
-    schedule's with more than one rate. A grid with one rate per schedule and no unnamed run gives
-    none of the first and last."""
+    """The claims the re-run decides (:data:`~pcnn_explore.study.preregistered.lr_schedules.RERUN_CLAIMS`),
+    on the per-seed final losses of :func:`summary` (capped, :func:`_final_losses`), paired by seed:
+
+    - the caption's ``constant 1e-3 smallest``: constant 1e-3 against the smallest of every other run
+      (:func:`~pcnn_explore.study.preregistered.lr_schedules.statement_values`), when the grid has both;
+    - the text's ``constant 1e-3 or 0.1 n^-1/2 lowest``: the smaller of the two named runs against the smallest
+      of the grid's other runs, when the grid has both named runs and another; each named rate on its own
+      against the best unnamed run (:func:`rate_details`) is its ``detail``, deciding nothing;
+    - ``n^-1 worst``: n^-1's best against the larger of the other schedules' bests;
+    - ``constant more robust than S``: the constant schedule's spread over its rates, ln(worst / best)
+      (:func:`~pcnn_explore.experiments.density.density_stats.capped_log_spread`), against each other
+      schedule's with more than one rate.
+
+    A grid with one rate per schedule and no unnamed run gives none of the first two and the last."""
     seeds = list(summary["seeds"])
     runs = _final_losses(summary)
     n = len(seeds)
     column = lambda keys: [min(runs[k][i] for k in keys) for i in range(n)]  # noqa: E731
     out = []
-    others = [k for k in runs if k not in plan.PAPER_BEST]
-    if others:
-        best_other = column(others)
-        out += [decide(plan.lowest(*k, seeds), runs[k], best_other, seeds=seeds) for k in plan.PAPER_BEST if k in runs]
+    if plan.PAPER_BEST[0] in runs and len(runs) > 1:
+        a, b = plan.statement_values(plan.CAPTION, runs)
+        out.append(decide(plan.caption_smallest(seeds), a, b, seeds=seeds))
+    if all(k in runs for k in plan.PAPER_BEST) and len(runs) > len(plan.PAPER_BEST):
+        a, b = plan.statement_values(plan.TEXT, runs)
+        out.append(decide(plan.text_lowest(seeds), a, b, seeds=seeds, detail=_detail(_named_rates(runs, seeds))))
     rates = {s: [k for k in runs if k[0] == s] for s in dict.fromkeys(s for s, _ in runs)}
     best = {s: column(keys) for s, keys in rates.items()}
     if "inverse" in best and len(best) > 1:
