@@ -23,7 +23,7 @@ import re
 from typing import Any, Mapping
 
 from pcnn_explore.report.tables import plain_words
-from pcnn_explore.study import Decision, decisions_of
+from pcnn_explore.study import DEPENDS_ON_OPTIMIZER, OPTIMIZER_READINGS, Decision, decisions_of
 from pcnn_explore.verdicts import NOT_ON_THIS_TASK, NOT_TESTABLE, TOO_FEW_SEEDS, VERDICTS, word_of
 
 __all__ = ["Claim", "claims_of", "decisions", "row", "words", "unverdict", "short_claim", "NOT_TESTABLE",
@@ -174,9 +174,35 @@ def _reason(d: Decision, word: str, smoke: bool) -> str:
     return f"{reason}: {why}" if reason == NOT_ON_THIS_TASK else f"{reason} ({why})"
 
 
+def _reading_number(reading: str, c: Claim) -> str:
+    """One reading's number in a row of two: ``tf1, <number>, p = 0.0156, n = 8 (agrees)``."""
+    parts = [reading, c.number or "no number"]
+    if c.p is not None and c.number:
+        parts.append(f"p = {c.p:.3g}")
+    if c.n:
+        parts.append(f"n = {c.n}")
+    return ", ".join(parts) + f" ({c.word})"
+
+
+def _row_of_readings(d: Decision, smoke: bool) -> Claim:
+    """The row of a claim decided under the PixelCNN's two optimizer readings: the paper reading's word where
+    the two agree, else :data:`pcnn_explore.study.DEPENDS_ON_OPTIMIZER`; both readings' numbers, each with its
+    p, n and word; the paper reading's test and reason."""
+    (n1, d1), (n2, d2) = d.readings
+    r1, r2 = row(d1, smoke), row(d2, smoke)
+    word = r1.word if r1.word == r2.word else DEPENDS_ON_OPTIMIZER
+    number = "; ".join(_reading_number(n, r) for n, r in ((n1, r1), (n2, r2)))
+    shown = unverdict(d.sentence) if smoke else d.sentence
+    return Claim(r1.claim, r1.kind, word, number, r1.test, plain_words(shown), r1.reason if word == r1.word else "",
+                 r1.n, None, r1.n_unit)
+
+
 def row(d: Decision, smoke: bool = False) -> Claim:
     """The report's row of one decided claim (:class:`pcnn_explore.study.Decision`); a smoke run's reads
-    ``not testable`` with the verdict words taken out of its sentence."""
+    ``not testable`` with the verdict words taken out of its sentence. A claim decided under the PixelCNN's
+    two optimizer readings gives both readings' numbers (:func:`_row_of_readings`)."""
+    if d.readings and tuple(k for k, _ in d.readings) == OPTIMIZER_READINGS:
+        return _row_of_readings(d, smoke)
     c = d.claim
     word = NOT_TESTABLE if smoke else (word_of(d.word) or "no verdict")
     unit = f" ({c.unit})" if c.unit else ""

@@ -19,6 +19,7 @@ import re
 from typing import Any, Iterable, Mapping, Sequence
 
 from pcnn_explore.report.claims import Claim, claims_of, short_claim
+from pcnn_explore.study import DEPENDS_ON_OPTIMIZER
 from pcnn_explore.verdicts import MIN_SEEDS, NOT_TESTABLE
 
 __all__ = ["Row", "notebook_row", "claim_number", "reason_line", "deep_sea_scores", "decision_rule", "legend_of_tests",
@@ -146,7 +147,7 @@ def claim_number(claim: Claim) -> str:
     number = claim.number
     if not number:
         return ""
-    if claim.n and not re.search(r"\b\d+/\d+\b", number):
+    if claim.n and not re.search(r"\b\d+/\d+\b|\bn = \d", number):  # (two readings' numbers carry their n)
         number += f", n = {claim.n} {claim.n_unit}{'s' if claim.n != 1 else ''}"
     return number
 
@@ -185,18 +186,24 @@ def reason_line(word: str, claims: Sequence[Claim], sentence: str = "") -> str:
     differ = [c for c in paper if c.word == "differs"]
     if differ:
         parts.append("differs: " + "; ".join(c.claim for c in differ[:2]) + (" ..." if len(differ) > 2 else ""))
+    depends = [c for c in paper if c.word == DEPENDS_ON_OPTIMIZER]
+    if depends:  # (each with both readings' numbers)
+        parts.append(f"{DEPENDS_ON_OPTIMIZER}: " + "; ".join(f"{c.claim}: {c.number}" for c in depends))
     return "; ".join(parts)
 
 
 def _both_readings(name: str, metrics: Mapping, claim: str) -> str:
     """For a deep-sea paper claim whose verdict depends on the CTS bonus scale's reading (its decision's
-    ``readings``): ``"depends on the bonus scale: 0.05, <number> (<word>); horizon, <number> (<word>)"``;
-    "" for any other claim."""
+    ``readings``): ``"depends on the bonus scale: 0.05, <number> (<word>); horizon, <number> (<word>)"``; for a
+    claim whose verdict depends on the PixelCNN's optimizer reading: ``"depends on the optimizer reading: tf1,
+    <number>, p, n (<word>); torch, ..."``; "" for any other claim."""
     from pcnn_explore.report.claims import decisions, row
     from pcnn_explore.report.tables import plain_words
     from pcnn_explore.study import DEPENDS_ON_SCALE
 
     for d in decisions(metrics):
+        if d.word == DEPENDS_ON_OPTIMIZER and plain_words(d.claim.sentence) == claim and d.readings:
+            return f"{DEPENDS_ON_OPTIMIZER}: {row(d).number}"  # (the row gives both readings' numbers)
         if d.word == DEPENDS_ON_SCALE and plain_words(d.claim.sentence) == claim and d.readings:
             parts = []
             for reading, r in d.readings:

@@ -9,6 +9,8 @@ Usage::
     pcnn-explore reproduce --only "0[1-3]_*"        # or a glob on the file name
     pcnn-explore reproduce --rerender docs/study-report   # no runs: verdicts decided again from stored metrics
     pcnn-explore reproduce --rerender docs/study-report --take /tmp/study-08   # ship a re-run of one notebook
+    pcnn-explore reproduce --rerender docs/study-report --take /tmp/study-03 --take-reading torch=/tmp/study-03-torch
+                                                    # ship a notebook's runs under both optimizer readings as one
 
 Every ``NN_*.ipynb`` notebook shipped with the package (``notebooks/`` in a checkout; two digits,
 an underscore, a name) runs in order with papermill (kernel ``python3``, working directory
@@ -323,6 +325,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="with --rerender: first take the notebooks of the report in RUN (a reproduce --out RUN "
                              "of some notebooks) into DIR, their folders and records (time, commit) replacing "
                              "DIR's (pcnn_explore.report.rerender.take)")
+    parser.add_argument("--take-reading", metavar="READING=RUN", default=None,
+                        help="with --take: RUN holds the same notebooks run under the PixelCNN's sensitivity "
+                             "optimizer reading (torch=RUN; --take's run is the paper's, tf1): each notebook taken "
+                             "carries both readings' decisions, the paper reading's word first "
+                             "(pcnn_explore.report.take.joined_metrics)")
     parser.add_argument("--compact", action="store_true",
                         help="keep a report small enough to ship: drop each notebook's training runs and executed "
                              ".ipynb after it ran (its HTML keeps cells and outputs) and store its figures with a "
@@ -336,12 +343,28 @@ def run_cli(args: argparse.Namespace) -> int:
         print("pcnn-explore reproduce: error: --take RUN needs --rerender DIR, the report to take it into",
               file=sys.stderr)
         return 2
+    reading = getattr(args, "take_reading", None)
+    readings = None
+    if reading is not None:
+        from pcnn_explore.study import OPTIMIZER_READINGS
+
+        name, sep, run = str(reading).partition("=")
+        if not getattr(args, "take", None):
+            print("pcnn-explore reproduce: error: --take-reading READING=RUN needs --take RUN, the paper reading's "
+                  "run", file=sys.stderr)
+            return 2
+        if not sep or not run or name not in OPTIMIZER_READINGS[1:]:
+            print(f"pcnn-explore reproduce: error: --take-reading must be READING=RUN with READING "
+                  f"{', '.join(OPTIMIZER_READINGS[1:])} (e.g. torch=/tmp/study-03-torch), got {reading!r}",
+                  file=sys.stderr)
+            return 2
+        readings = {name: run}
     if getattr(args, "rerender", None):
         from pcnn_explore.report.rerender import rerender, take
 
         try:
             if getattr(args, "take", None):
-                print("took " + ", ".join(take(args.take, args.rerender)) + f" into {args.rerender}")
+                print("took " + ", ".join(take(args.take, args.rerender, readings=readings)) + f" into {args.rerender}")
             changes = rerender(args.rerender)
         except (FileNotFoundError, ValueError) as exc:
             print(f"pcnn-explore reproduce: error: {exc}", file=sys.stderr)

@@ -11,7 +11,13 @@ swaps the folders in, and commits by replacing index.json; any error before that
 folder back. A take killed on the way (SIGKILL, a power cut) leaves its staging folder; the next take
 or re-render of the report undoes what it had moved (or, after its commit, keeps it), removes the folder
 and says so in one line (:func:`clear_staging`). One take or re-render holds a report at a time
-(:func:`report_lock`)."""
+(:func:`report_lock`).
+
+The PixelCNN's two optimizer readings (``--take RUN --take-reading torch=RUN2``): RUN holds notebooks run under
+the paper's reading (tf1), RUN2 the same notebooks under the sensitivity reading (torch); each is taken as one
+notebook, the paper run's folder with one metrics.json whose claims carry both readings' decisions and whose word is
+the paper reading's (:func:`joined_metrics`); RUN2 is checked like RUN (plain names, real files only, the same
+notebooks, each finished) before anything moves."""
 from __future__ import annotations
 
 import contextlib
@@ -25,11 +31,13 @@ from pathlib import Path
 from typing import Callable, Collection, Iterator
 
 from pcnn_explore.atomic import fsync_dir, write_text_atomic
+from pcnn_explore.report.metrics import _plain
 from pcnn_explore.report.records import (RECORDS, folder_of, plain_name, read_metrics, read_records,
                                          real_files_only)
-from pcnn_explore.study import decisions_of
+from pcnn_explore.study import OPTIMIZER_READINGS, decisions_of, join_readings, metrics_record
 
-__all__ = ["KEPT_FOLDERS", "STAGING_PREFIX", "take", "check_report", "report_lock", "clear_staging"]
+__all__ = ["KEPT_FOLDERS", "STAGING_PREFIX", "SENSITIVITY", "take", "joined_metrics", "check_report", "report_lock",
+           "clear_staging"]
 
 #: a notebook folder's subfolders whose files ``take`` joins with the run's rather than replaces: 14's
 #: bsuite store (``protocol``), which the whole protocol fills over sessions
@@ -38,6 +46,11 @@ KEPT_FOLDERS = ("protocol",)
 STAGING_PREFIX = ".pcnn-explore-take-"
 _STAGING = re.compile(re.escape(STAGING_PREFIX) + r"[0-9]+-[0-9a-f]{12}")
 _PLAN, _NEW, _OLD = "plan.json", "new", "old"
+#: the key of a notebook's metrics.json that keeps its sensitivity run's settings, summary and time beside the
+#: paper run's (a take with ``readings``, :func:`joined_metrics`)
+SENSITIVITY = "sensitivity_reading"
+#: the settings that name the PixelCNN's optimizer reading a run trained under (density notebooks; 12 and 13)
+_READING_SETTINGS = ("rmsprop", "density_optimizer")
 
 
 def _say(text: str) -> None:
@@ -206,7 +219,78 @@ def _swap(staging: Path, out: Path, names: list[str], had_old: set[str]) -> None
     fsync_dir(out)
 
 
-def take(run: str | Path, out: str | Path, say: Callable[[str], None] | None = None) -> list[str]:
+def _reading_of(metrics: dict) -> str | None:
+    """The PixelCNN optimizer reading a run's settings name (None where they name none, e.g. 07's lines)."""
+    settings = metrics.get("settings") if isinstance(metrics.get("settings"), dict) else {}
+    for key in _READING_SETTINGS:
+        if isinstance(settings.get(key), str):
+            return settings[key]
+    return None
+
+
+def joined_metrics(paper: dict, sensitivity: dict, reading: str, record: dict, where: str = "") -> dict:
+    """One notebook's metrics.json from its run under the paper's optimizer reading (``paper``, tf1) and under
+    the sensitivity ``reading`` (``sensitivity``; ``record`` its index.json record): the paper run's metrics,
+    whose claims each carry the sensitivity run's decision beside them
+    (:func:`pcnn_explore.study.join_readings`: the notebook word the paper reading's, a claim whose two words
+    differ :data:`pcnn_explore.study.DEPENDS_ON_OPTIMIZER`), and :data:`SENSITIVITY`: the sensitivity run's
+    reading, settings, summary, paper figures, seconds and commit. ValueError (naming ``where``) for a run
+    whose settings name another reading, runs of different claims or profiles."""
+    names = (OPTIMIZER_READINGS[0], reading)
+    for m, want in ((paper, names[0]), (sensitivity, reading)):
+        got = _reading_of(m)
+        if got is not None and got != want:
+            raise ValueError(f"{where}: the run taken as the {want} reading trained under {got}: give the paper "
+                             f"({names[0]}) run as --take and the {reading} run as --take-reading {reading}=RUN")
+    if paper.get("profile") != sensitivity.get("profile"):
+        raise ValueError(f"{where}: the {names[0]} run is a {paper.get('profile')!r} run and the {reading} run a "
+                         f"{sensitivity.get('profile')!r} one: run both at the same profile")
+    try:
+        joined = join_readings(decisions_of(paper), decisions_of(sensitivity), names)
+    except ValueError as e:
+        raise ValueError(f"{where}: {e}") from None
+    side = {"reading": reading, "seconds": record.get("seconds"), "commit": record.get("commit")}
+    side.update({k: sensitivity[k] for k in ("settings", "summary", "paper") if k in sensitivity})
+    return {**paper, **metrics_record(joined), SENSITIVITY: side}
+
+
+def _sensitivity_runs(readings, names: list[str], profile: str) -> dict[str, tuple[str, Path, dict]]:
+    """{notebook: (reading, its folder in the sensitivity run, its index.json record)}, checked: one reading
+    of :data:`pcnn_explore.study.OPTIMIZER_READINGS` besides the paper's, a run of the report's profile holding
+    every notebook taken and no other, each finished, with real files only."""
+    if not readings:
+        return {}
+    readings = dict(readings)
+    allowed = OPTIMIZER_READINGS[1:]
+    if len(readings) != 1 or next(iter(readings)) not in allowed:
+        raise ValueError(f"--take-reading takes one sensitivity run, READING=RUN with READING {', '.join(allowed)}; "
+                         f"got {', '.join(map(str, readings)) or 'none'}")
+    (reading, run), = readings.items()
+    run = Path(run)
+    found = read_records(run)
+    if found["profile"] != profile:
+        raise ValueError(f"{run} is a {found['profile']!r} run and the report a {profile!r} one: take runs of the "
+                         "report's own profile")
+    by_name = {r["name"]: r for r in found["notebooks"]}
+    if sorted(by_name) != sorted(names):
+        raise ValueError(f"{run} (the {reading} reading) holds {', '.join(sorted(by_name)) or 'no notebook'} and the "
+                         f"paper run {', '.join(sorted(names))}: each reading's run holds the same notebooks")
+    out = {}
+    for name in names:
+        r = by_name[name]
+        if r["status"] != "ok":
+            raise ValueError(f"{name} failed in {run} ({r.get('error') or 'no error recorded'}): run it again "
+                             "before taking it into the report")
+        source = run / folder_of(r)
+        if not os.path.lexists(source / "metrics.json"):
+            raise ValueError(f"{source} holds no metrics.json: take a finished run")
+        real_files_only(source, f"a run to take ({source})")
+        out[name] = (reading, source, r)
+    return out
+
+
+def take(run: str | Path, out: str | Path, say: Callable[[str], None] | None = None,
+         readings: dict[str, str | Path] | None = None) -> list[str]:
     """Take the notebooks of the report in ``run`` (a ``pcnn-explore reproduce --out RUN`` of one or
     more notebooks) into the report in ``out``: each finished notebook's folder replaces the one in
     ``out`` and its index.json record (time, commit, profile) replaces the one there; the report's
@@ -219,7 +303,12 @@ def take(run: str | Path, out: str | Path, say: Callable[[str], None] | None = N
     the run or the report without the claims record (:func:`check_report`), a name that is
     not one plain folder name, a link or a pipe in the run, a run of another profile, a failed notebook
     or a folder missing. Then all or nothing: on any error the report is as it was (see the module
-    docstring)."""
+    docstring).
+
+    ``readings`` (``{"torch": RUN2}``): ``run`` is the notebooks' run under the PixelCNN's paper reading (tf1)
+    and RUN2 the same notebooks' run under the sensitivity reading; each notebook taken is the paper run's
+    folder with one metrics.json of both (:func:`joined_metrics`), checked with the rest before anything
+    moves."""
     run, out = Path(run), Path(out)
     new = read_records(run)
     profile = read_records(out)["profile"]  # (FileNotFoundError before the report is locked)
@@ -241,6 +330,11 @@ def take(run: str | Path, out: str | Path, say: Callable[[str], None] | None = N
         real_files_only(source, f"a run to take ({source})")
         decisions_of(read_metrics(source / "metrics.json"), str(source / "metrics.json"))  # the claims record
     names = [r["name"] for r in records]
+    sensitivity = _sensitivity_runs(readings, names, profile)
+    joined = {name: joined_metrics(read_metrics(run / folder_of(r) / "metrics.json"),
+                                   read_metrics(sensitivity[name][1] / "metrics.json"), sensitivity[name][0],
+                                   sensitivity[name][2], f"{name}")
+              for r in records for name in [r["name"]] if name in sensitivity}
     with report_lock(out):
         clear_staging(out, say)
         stored, _ = check_report(out, skip=names)
@@ -268,6 +362,9 @@ def take(run: str | Path, out: str | Path, say: Callable[[str], None] | None = N
                 for kept in KEPT_FOLDERS:  # a store the report adds to over sessions: the union, the run's files first
                     _union(out / r["name"] / kept, staged / kept)
                 real_files_only(staged, f"a run to take ({run / folder_of(r)})")  # (a link made while it was copied)
+                if r["name"] in joined:  # the two readings' claims, one metrics.json
+                    write_text_atomic(staged / "metrics.json",
+                                      json.dumps(_plain(joined[r["name"]]), indent=2, allow_nan=False) + "\n")
             write_text_atomic(staging / RECORDS, json.dumps(stored, indent=1) + "\n")
             write_text_atomic(staging / _PLAN, json.dumps({"names": names, "had_old": sorted(had_old)}) + "\n")
             _swap(staging, out, names, had_old)

@@ -12,7 +12,7 @@ This package imports only :mod:`pcnn_explore.verdicts`, numpy and the standard l
 from __future__ import annotations
 
 from pcnn_explore.study.claim import KINDS, PAIRED, TESTS, TWO_LINES, Claim, Design
-from pcnn_explore.study.decision import DEPENDS_ON_SCALE, SCHEMA, Decision
+from pcnn_explore.study.decision import DEPENDS_ON_OPTIMIZER, DEPENDS_ON_SCALE, OPTIMIZER_READINGS, SCHEMA, Decision
 from pcnn_explore.study.decide import (
     NO_VERDICT,
     READINGS,
@@ -20,10 +20,12 @@ from pcnn_explore.study.decide import (
     decide,
     decide_again,
     decisions_of,
+    headline,
+    join_readings,
     metrics_record,
     notebook_words,
 )
 
 __all__ = ["Claim", "Design", "Decision", "TESTS", "KINDS", "PAIRED", "TWO_LINES", "SCHEMA", "DEPENDS_ON_SCALE",
-           "NO_VERDICT", "READINGS", "decide", "decide_again", "combine_readings", "notebook_words", "metrics_record",
-           "decisions_of"]
+           "DEPENDS_ON_OPTIMIZER", "OPTIMIZER_READINGS", "NO_VERDICT", "READINGS", "decide", "decide_again",
+           "combine_readings", "join_readings", "headline", "notebook_words", "metrics_record", "decisions_of"]

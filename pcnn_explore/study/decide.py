@@ -15,7 +15,7 @@ import math
 from typing import Any, Iterable, Mapping, Sequence
 
 from pcnn_explore.study.claim import PAIRED, TWO_LINES, Claim
-from pcnn_explore.study.decision import DEPENDS_ON_SCALE, SCHEMA, Decision
+from pcnn_explore.study.decision import DEPENDS_ON_OPTIMIZER, DEPENDS_ON_SCALE, OPTIMIZER_READINGS, SCHEMA, Decision
 from pcnn_explore.verdicts import (
     LINES_DO_NOT_MOVE,
     NOT_TESTABLE,
@@ -33,8 +33,8 @@ from pcnn_explore.verdicts import (
     word_of,
 )
 
-__all__ = ["decide", "decide_again", "combine_readings", "notebook_words", "metrics_record", "decisions_of",
-           "READINGS", "NO_VERDICT"]
+__all__ = ["decide", "decide_again", "combine_readings", "join_readings", "headline", "notebook_words",
+           "metrics_record", "decisions_of", "READINGS", "NO_VERDICT"]
 
 #: the bonus scale's two readings (07-10), the 0.05 first
 READINGS = ("bonus scale 0.05", "horizon bonus scale")
@@ -144,16 +144,54 @@ def decide(claim: Claim, values: Sequence[float] = (), values_b: Sequence[float]
 
 
 def combine_readings(first: Decision, second: Decision, names: tuple[str, str] = READINGS) -> Decision:
-    """One decision of a claim decided under the bonus scale's two readings (07-10; ``first`` at 0.05,
-    ``second`` at the horizon reading): ``first``'s, with both in ``readings``; where their words differ
-    the word is :data:`DEPENDS_ON_SCALE` and the sentence gives both."""
+    """One decision of a claim decided under two readings: ``first``'s, with both in ``readings``.
+
+    The bonus scale's (07-10; ``names`` :data:`READINGS`, ``first`` at 0.05, ``second`` at the horizon
+    reading): where their words differ the word is :data:`DEPENDS_ON_SCALE` and the sentence gives both. The
+    PixelCNN's optimizer readings (``names`` :data:`~pcnn_explore.study.decision.OPTIMIZER_READINGS`, ``first``
+    the paper's, tf1): where their words differ the word is
+    :data:`~pcnn_explore.study.decision.DEPENDS_ON_OPTIMIZER` and the sentence gives both; the notebook's word
+    stays the paper reading's (:func:`headline`)."""
+    names = (str(names[0]), str(names[1]))
     readings = ((names[0], first), (names[1], second))
+    if names == OPTIMIZER_READINGS:
+        if first.word == second.word:
+            return dataclasses.replace(first, readings=readings, sentence=(
+                f"{first.sentence} (the {names[1]} reading of the PixelCNN's optimizer too: {second.sentence})"))
+        return dataclasses.replace(first, word=DEPENDS_ON_OPTIMIZER, readings=readings, sentence=(
+            f"{DEPENDS_ON_OPTIMIZER}: under {names[0]} (the paper's), {first.sentence}; under {names[1]}, "
+            f"{second.sentence}"))
     if first.word == second.word:
         return dataclasses.replace(first, readings=readings, sentence=(
             f"{first.sentence} (the horizon reading of the bonus scale too: {second.sentence})"))
     return dataclasses.replace(first, word=DEPENDS_ON_SCALE, readings=readings, sentence=(
         f"{DEPENDS_ON_SCALE}: at 0.05, {first.sentence}; at the horizon reading (0.05 x 100 / sum of 0.99^t over N "
         f"steps), {second.sentence}"))
+
+
+def join_readings(first: Sequence[Decision], second: Sequence[Decision],
+                  names: tuple[str, str] = OPTIMIZER_READINGS) -> list[Decision]:
+    """The claims of one notebook run under two readings (``first``: the paper's run, ``second``: the
+    sensitivity run), claim by claim in ``first``'s order (:func:`combine_readings`). ValueError where the two
+    runs do not decide the same claims, or where a claim already carries these readings."""
+    a, b = [d.name for d in first], [d.name for d in second]
+    if a != b:
+        only = ", ".join([n for n in a if n not in b] + [n for n in b if n not in a]) or "the same claims in another order"
+        raise ValueError(f"the {names[0]} and {names[1]} runs decide different claims ({only}): run the same notebook, "
+                         "at the same profile, under each reading")
+    for d in (*first, *second):
+        if d.readings and tuple(k for k, _ in d.readings) == tuple(names):
+            raise ValueError(f"claim {d.claim.notebook}/{d.name} is decided under the readings {names[0]} and "
+                             f"{names[1]} already: take each reading's own run")
+    return [combine_readings(x, y, names) for x, y in zip(first, second)]
+
+
+def headline(d: Decision) -> Decision:
+    """The decision a notebook's word reads of ``d``: under the PixelCNN's optimizer readings, the paper
+    reading's (recursively); else ``d``."""
+    while d.readings and tuple(k for k, _ in d.readings) == OPTIMIZER_READINGS:
+        d = d.readings[0][1]
+    return d
 
 
 def decide_again(d: Decision) -> Decision:
@@ -167,12 +205,14 @@ def decide_again(d: Decision) -> Decision:
 
 
 def notebook_words(decisions: Sequence[Decision]) -> tuple[str, str | None]:
-    """(the notebook's word, its kit word): the paper claims' sentences combined by
+    """(the notebook's word, its kit word), of the paper reading's decisions where a claim was decided under the
+    PixelCNN's optimizer readings (:func:`headline`): the paper claims' sentences combined by
     :func:`pcnn_explore.verdicts.notebook_verdict` (``not testable`` with its reason; a claim that
     depends on the bonus scale with both readings'; ``no verdict`` without one: a notebook of the kit's
     questions alone, 14, gives no verdict on the paper), and the kit claims' words by :func:`~pcnn_explore.verdicts.combine_verdicts` (those
     that are verdict words; None without one)."""
     paper: list[str] = []
+    decisions = [headline(d) for d in decisions]  # (the optimizer readings: the paper reading's word)
     for d in decisions:
         if d.kind == "paper":
             paper += [r.sentence for _, r in d.readings] if d.word == DEPENDS_ON_SCALE else [d.sentence]

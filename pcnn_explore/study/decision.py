@@ -15,12 +15,18 @@ from typing import Any, Mapping
 
 from pcnn_explore.study.claim import Claim
 
-__all__ = ["Decision", "SCHEMA", "DEPENDS_ON_SCALE"]
+__all__ = ["Decision", "SCHEMA", "DEPENDS_ON_SCALE", "DEPENDS_ON_OPTIMIZER", "OPTIMIZER_READINGS"]
 
 #: the version of the claims record in metrics.json
 SCHEMA = 1
 #: the word of a claim whose verdict differs between the CTS bonus scale's two readings (07-10)
 DEPENDS_ON_SCALE = "depends on the bonus scale"
+#: the PixelCNN's two optimizer readings, the paper's (the headline word) first: a claim decided under each carries
+#: both in ``readings`` under these names (:data:`pcnn_explore.study.preregistered.density.READINGS`)
+OPTIMIZER_READINGS = ("tf1", "torch")
+#: the word of a claim whose verdict differs between the PixelCNN's two optimizer readings
+#: (:data:`pcnn_explore.study.preregistered.density.DEPENDS_ON_READING`)
+DEPENDS_ON_OPTIMIZER = "depends on the optimizer reading"
 
 
 def _number(x: Any) -> float | None:
@@ -40,7 +46,7 @@ class Decision:
     """One claim decided (:func:`pcnn_explore.study.decide`).
 
     ``word``: one of :data:`pcnn_explore.verdicts.CLAIM_WORDS`, ``no verdict`` (a reading) or
-    :data:`DEPENDS_ON_SCALE`; ``reason``: a ``not testable`` word's reason
+    :data:`DEPENDS_ON_SCALE` or :data:`DEPENDS_ON_OPTIMIZER`; ``reason``: a ``not testable`` word's reason
     (:data:`pcnn_explore.verdicts.REASONS`), else ""; ``why``: that reason's detail (``needs 6 per
     line, has 3``); ``estimate``, ``interval`` (two-sided ``level``; (None, None) where the test gives
     none, e.g. Fisher's), ``p`` (the one-sided p of the claim's direction; TOST's p), ``n`` (the seeds
@@ -51,7 +57,8 @@ class Decision:
     seeded Monte Carlo p depends on; ``detail``: what the notebook added to a sentence no test makes (11's
     episode); ``intervals``: each line's interval where the test has them; ``draws`` and ``mc_error``: a
     Monte Carlo p's draws and standard error (0: exact); ``readings``: (reading, decision) of a claim
-    decided under each reading of the bonus scale (07-10).
+    decided under each reading of the bonus scale (07-10), or under each of the PixelCNN's optimizer readings
+    (:data:`OPTIMIZER_READINGS`, the word :data:`DEPENDS_ON_OPTIMIZER` where theirs differ).
     """
 
     claim: Claim
