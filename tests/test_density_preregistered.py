@@ -293,3 +293,19 @@ def test_07s_pixelcnn_claims_are_sized_by_the_power_model_and_fit_each_readings_
     assert dict(ag.PLANS["07"].expected_minutes) == {
         "tf1": ag.PROBE["tf1 run: 07 lines + paper_pixelcnn + kit_pixelcnn_pos, 40 seeds"],
         "torch": ag.PROBE["torch run: paper_pixelcnn_torch + kit_pixelcnn_pos (torch) + dqn, 40 seeds"]}
+
+
+def test_the_lines_of_07s_two_reading_runs_are_named_lines_under_their_reading():
+    from pcnn_explore.run.lines import LINES
+    from pcnn_explore.study.preregistered import pixelcnn_readings as ag
+
+    lines = dict(ag.PLANS["07"].lines)
+    assert set(lines["tf1"]) | set(lines["torch"]) <= set(LINES)  # every line of each reading's run is named
+    fields = lambda key: dict(LINES[key].overrides)  # noqa: E731
+    # the sensitivity lines are the paper-reading lines with the torch reading, nothing else changed
+    for paper, torch in (("paper_pixelcnn", "paper_pixelcnn_torch"), ("kit_pixelcnn_pos", ag.KIT_POS_TORCH)):
+        assert fields(paper)["density_optimizer"] == "tf1" and fields(torch)["density_optimizer"] == "torch"
+        assert {**fields(torch), "density_optimizer": "tf1"} == fields(paper)
+        assert LINES[torch].variant == LINES[paper].variant and LINES[torch].kind == LINES[paper].kind
+    assert LINES[ag.KIT_POS_TORCH].display == ("DQN-PixelCNN with position bias (the kit's model), torch reading of "
+                                               "its optimizer (sensitivity)")

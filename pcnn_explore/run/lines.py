@@ -22,7 +22,8 @@ The paper's method, each choice cited:
   exploration results", c = 0.1 "a sensible configuration"), bonus scale 1; trained under the paper's
   optimizer reading, ``density_optimizer`` tf1 (App. A names TensorFlow 1's ``RMSPropOptimizer``
   arguments; the paper group's public PixelCNN bonus trains with it on the per-pixel mean
-  cross-entropy), with the torch reading as the sensitivity line ``paper_pixelcnn_torch``;
+  cross-entropy), with the torch reading as the sensitivity line ``paper_pixelcnn_torch`` (and
+  ``kit_pixelcnn_pos_torch`` for the kit's position-biased PixelCNN, ``kit_pixelcnn_pos``);
 - CTS: the paper states no scale and no c_n for CTS. No c_n is an inference from its assumption
   (b) (CTS's PG decays as n^-1 on its own, Sec. 3 and 3.3); bonus scale 0.05 is a declared assumption
   (Bellemare et al. 2016's scale), with a sensitivity line at :data:`CTS_SCALE_SENSITIVITY`; a second
@@ -218,13 +219,19 @@ def horizon_line(mmc: bool = True) -> StudyVariant:
     return study_variant(base.variant, key, label, kind="paper", per_size=(("bonus_scale", "cts_horizon"),), **fields)
 
 
-def kit_line(addition: str, model: str = "cts", key: str = "") -> StudyVariant:
+def kit_line(addition: str, model: str = "cts", key: str = "", density_optimizer: str = "") -> StudyVariant:
     """The paper's ``model`` line with the kit's ``addition`` (a key of :data:`KIT_ADDITIONS`), or the
-    kit's position-biased PixelCNN with the paper's PixelCNN form (``addition="pixelcnn_pos"``)."""
+    kit's position-biased PixelCNN with the paper's PixelCNN form (``addition="pixelcnn_pos"``; with
+    ``density_optimizer`` another optimizer reading than the paper's, its sensitivity line)."""
     if addition == "pixelcnn_pos":
         fields = {**PAPER_METHOD, **paper_bonus("pixelcnn_pos")}
-        return study_variant("pixelcnn_pos_mmc", key or "kit_pixelcnn_pos",
-                             "DQN-PixelCNN with position bias (the kit's model)", kind="kit", **fields)
+        label = "DQN-PixelCNN with position bias (the kit's model)"
+        if density_optimizer and density_optimizer != fields.get("density_optimizer"):
+            fields["density_optimizer"] = density_optimizer
+            label += f", {density_optimizer} reading of its optimizer (sensitivity)"
+        return study_variant("pixelcnn_pos_mmc", key or "kit_pixelcnn_pos", label, kind="kit", **fields)
+    if density_optimizer:
+        raise ValueError(f"density_optimizer is a setting of the PixelCNN lines, not of kit addition {addition!r}")
     if addition not in KIT_ADDITIONS:
         raise ValueError(f"unknown kit addition {addition!r}: choose pixelcnn_pos or one of {', '.join(KIT_ADDITIONS)}")
     fields = {**PAPER_METHOD, **paper_bonus(model), **KIT_ADDITIONS[addition]}
@@ -243,7 +250,9 @@ def _lines() -> dict[str, StudyVariant]:
            horizon_line(), horizon_line(mmc=False),
            *(paper_line("cts", f"c{c:g}", label=f"DQN-CTS, c = {c:g} n^-1/2 (Fig. 12's form)", pg_scale=c,
                         pg_schedule="inverse_sqrt", bonus_scale=1.0) for c in FIG12_SCALES),
-           kit_line("pixelcnn_pos"), *(kit_line(a) for a in KIT_ADDITIONS)]
+           kit_line("pixelcnn_pos"),
+           kit_line("pixelcnn_pos", key="kit_pixelcnn_pos_torch", density_optimizer=OTHER_DENSITY_OPTIMIZER),
+           *(kit_line(a) for a in KIT_ADDITIONS)]
     return {v.key: v for v in out}
 
 
