@@ -62,7 +62,7 @@ import os
 import re
 import time
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from pcnn_explore import resources
 from pcnn_explore.atomic import write_text_atomic
@@ -217,7 +217,48 @@ def _render_html(executed: Path, target: Path) -> Path:
     return write_text_atomic(target, body)
 
 
-def _run_one(notebook: Path, out: Path, profile: str, kernel_name: str, commit: str | None = None) -> NotebookResult:
+#: the names under which a notebook's parameters cell takes the PixelCNN's optimizer reading (the density
+#: notebooks' settings call it ``rmsprop``; the agent notebooks', beside DQN's own RMSProp, ``density_optimizer``)
+READING_PARAMETERS = ("rmsprop", "density_optimizer")
+
+
+def reading_parameter(notebook: str | os.PathLike) -> str | None:
+    """The name of :data:`READING_PARAMETERS` that ``notebook``'s cell tagged ``parameters`` assigns, or
+    None for a notebook whose runs take no PixelCNN optimizer reading."""
+    import ast
+
+    import nbformat
+
+    nb = nbformat.read(notebook, as_version=4)
+    for cell in nb.cells:
+        if cell.cell_type == "code" and "parameters" in cell.metadata.get("tags", []):
+            names = {t.id for node in ast.walk(ast.parse(cell.source)) if isinstance(node, ast.Assign)
+                     for t in node.targets if isinstance(t, ast.Name)}
+            return next((n for n in READING_PARAMETERS if n in names), None)
+    return None
+
+
+def reading_parameters(notebooks: Sequence[Path], reading: str | None) -> dict[Path, dict[str, str]]:
+    """Each notebook's extra papermill parameters for ``reading`` (``{"rmsprop": "torch"}``; none for None:
+    each notebook's preset, the paper's tf1). ValueError, before any run, for a reading that is not one of
+    :data:`pcnn_explore.study.OPTIMIZER_READINGS` or a notebook that takes none."""
+    if reading is None:
+        return {nb: {} for nb in notebooks}
+    from pcnn_explore.study import OPTIMIZER_READINGS
+
+    if reading not in OPTIMIZER_READINGS:
+        raise ValueError(f"--reading must be one of {', '.join(OPTIMIZER_READINGS)}, got {reading!r}")
+    names = {nb: reading_parameter(nb) for nb in notebooks}
+    without = [nb.stem for nb, name in names.items() if name is None]
+    if without:
+        raise ValueError(f"--reading {reading}: {', '.join(without)} train(s) no PixelCNN under a named optimizer "
+                         f"reading (the parameters cell names none of {', '.join(READING_PARAMETERS)}): choose the "
+                         "notebooks with --only")
+    return {nb: {name: reading} for nb, name in names.items()}
+
+
+def _run_one(notebook: Path, out: Path, profile: str, kernel_name: str, commit: str | None = None,
+             extra: Mapping[str, str] | None = None) -> NotebookResult:
     import papermill as pm
     from papermill.exceptions import PapermillExecutionError
 
@@ -229,7 +270,7 @@ def _run_one(notebook: Path, out: Path, profile: str, kernel_name: str, commit: 
     start = time.perf_counter()
     try:
         pm.execute_notebook(str(notebook), str(executed), kernel_name=kernel_name,
-                            parameters={"profile": profile, "output_dir": OUTPUT_DIR},
+                            parameters={"profile": profile, "output_dir": OUTPUT_DIR, **(extra or {})},
                             cwd=str(out_dir), progress_bar=False, log_output=False, **kernel_options())
     except PapermillExecutionError as exc:
         failed_cell = exc.exec_count
@@ -268,7 +309,7 @@ def write_index(results: Sequence[NotebookResult], out: str | os.PathLike, profi
 
 def reproduce(profile: str = "smoke", only: str | None = None, out: str | os.PathLike | None = None,
               notebooks_dir: str | os.PathLike | None = None, kernel_name: str = DEFAULT_KERNEL,
-              progress: bool = True, compact: bool = False) -> list[NotebookResult]:
+              progress: bool = True, compact: bool = False, reading: str | None = None) -> list[NotebookResult]:
     """Run the notebooks (see the module docstring) and write ``out/index.html``.
 
     ``out`` defaults to ``output/reproduce-<profile>`` in the current directory. Returns one
@@ -276,12 +317,16 @@ def reproduce(profile: str = "smoke", only: str | None = None, out: str | os.Pat
     arguments (unknown profile, no notebooks, missing kernel, ``out`` is a file) raise before any
     notebook runs. ``compact``: after each notebook, drop what a shipped report does not need
     (:func:`pcnn_explore.report.compact.compact_notebook`: its training runs and executed .ipynb; its
-    figures stored with a 256-colour palette). Each record names the commit that ran it.
+    figures stored with a 256-colour palette). Each record names the commit that ran it. ``reading``: the
+    PixelCNN's optimizer reading every notebook runs under (:func:`reading_parameters`; None: each
+    notebook's preset, the paper's tf1), e.g. ``"torch"`` for the run that ``--take-reading torch=RUN``
+    takes beside the paper reading's.
     """
     from tqdm.auto import tqdm
 
     check_profile(profile)
     notebooks = find_notebooks(notebooks_dir, only)
+    extras = reading_parameters(notebooks, reading)
     out = Path(out) if out is not None else Path("output") / f"reproduce-{profile}"
     if out.exists() and not out.is_dir():
         raise ValueError(f"--out {out} is a file; give a directory")
@@ -292,7 +337,7 @@ def reproduce(profile: str = "smoke", only: str | None = None, out: str | os.Pat
     bar = tqdm(notebooks, desc=f"reproduce ({profile})", unit="notebook", disable=not progress)
     for nb in bar:
         bar.set_postfix_str(nb.name)
-        result = _run_one(nb, out, profile, kernel_name, commit)
+        result = _run_one(nb, out, profile, kernel_name, commit, extras[nb])
         if compact:
             from pcnn_explore.report.compact import compact_notebook
 
@@ -330,6 +375,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "optimizer reading (torch=RUN; --take's run is the paper's, tf1): each notebook taken "
                              "carries both readings' decisions, the paper reading's word first "
                              "(pcnn_explore.report.take.joined_metrics)")
+    parser.add_argument("--reading", metavar="READING", default=None,
+                        help="run the notebooks' PixelCNNs under this optimizer reading (tf1, the paper's and each "
+                             "notebook's default, or torch, the sensitivity reading): the run that --take-reading "
+                             "torch=RUN takes; refused for a notebook that trains no PixelCNN")
     parser.add_argument("--compact", action="store_true",
                         help="keep a report small enough to ship: drop each notebook's training runs and executed "
                              ".ipynb after it ran (its HTML keeps cells and outputs) and store its figures with a "
@@ -378,7 +427,7 @@ def run_cli(args: argparse.Namespace) -> int:
         return 0
     try:
         results = reproduce(args.profile, args.only, args.out, args.notebooks, args.kernel,
-                            compact=getattr(args, "compact", False))
+                            compact=getattr(args, "compact", False), reading=getattr(args, "reading", None))
     except (FileNotFoundError, ValueError) as exc:
         print(f"pcnn-explore reproduce: error: {exc}", file=sys.stderr)
         return 2
