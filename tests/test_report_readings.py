@@ -151,15 +151,19 @@ def test_take_joins_the_two_readings_runs_and_rerender_keeps_both(tmp_path, caps
     ("profile", "take runs of the report's own profile"),
     ("claims", "decide different claims"),
     ("reading", "--take-reading takes one sensitivity run, READING=RUN with READING torch; got tf1"),
+    ("unrecorded", "the run taken as the torch reading records no optimizer reading in its settings"),
 ])
 def test_a_take_of_two_readings_that_do_not_fit_is_refused_before_anything_moves(tmp_path, case, match):
     out = _run(tmp_path / "report", "tf1", -1.0, -1.0)
     paper = _run(tmp_path / "tf1", "torch" if case == "swapped" else "tf1", -10.0, -20.0)
     sensitivity = _run(tmp_path / "torch", "torch", 5.0, -4.0, names=("01_other",) if case == "missing" else (NB,),
                        profile="paper" if case == "profile" else "study")
-    if case == "claims":
+    if case in ("claims", "unrecorded"):
         m = json.loads((sensitivity / NB / "metrics.json").read_text())
-        m["claims"] = m["claims"][:1]
+        if case == "claims":
+            m["claims"] = m["claims"][:1]
+        else:  # (a run whose metrics.json names no reading cannot be shown to be the one it is taken as)
+            del m["settings"]
         (sensitivity / NB / "metrics.json").write_text(json.dumps(m))
     before = _files(out)
     with pytest.raises(ValueError, match=match):

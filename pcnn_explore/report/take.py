@@ -239,7 +239,11 @@ def joined_metrics(paper: dict, sensitivity: dict, reading: str, record: dict, w
     names = (OPTIMIZER_READINGS[0], reading)
     for m, want in ((paper, names[0]), (sensitivity, reading)):
         got = _reading_of(m)
-        if got is not None and got != want:
+        if got is None:
+            raise ValueError(f"{where}: the run taken as the {want} reading records no optimizer reading in its "
+                             "settings: re-run the notebook (reproduce --reading READING) with a version whose "
+                             "metrics.json records its settings")
+        if got != want:
             raise ValueError(f"{where}: the run taken as the {want} reading trained under {got}: give the paper "
                              f"({names[0]}) run as --take and the {reading} run as --take-reading {reading}=RUN")
     if paper.get("profile") != sensitivity.get("profile"):
