@@ -28,7 +28,7 @@ import shutil
 import stat
 import sys
 from pathlib import Path
-from typing import Callable, Collection, Iterator
+from typing import Callable, Collection, Iterator, Mapping
 
 from pcnn_explore.atomic import fsync_dir, write_text_atomic
 from pcnn_explore.report.metrics import _plain
@@ -202,6 +202,18 @@ def check_report(out: str | os.PathLike, skip: Collection[str] = ()) -> tuple[di
     return stored, metrics
 
 
+def _finished(run: Path, r: Mapping) -> Path:
+    """The folder in ``run`` of the notebook its index.json record ``r`` names; ValueError for a notebook that
+    failed or wrote no metrics.json."""
+    if r["status"] != "ok":
+        raise ValueError(f"{r['name']} failed in {run} ({r.get('error') or 'no error recorded'}): run it again "
+                         "before taking it into the report")
+    source = run / folder_of(r)
+    if not os.path.lexists(source / "metrics.json"):
+        raise ValueError(f"{source} holds no metrics.json: take a finished run")
+    return source
+
+
 def _inside(a: Path, b: Path) -> bool:
     a, b = a.resolve(), b.resolve()
     return a == b or b in a.parents
@@ -282,12 +294,7 @@ def _sensitivity_runs(readings, names: list[str], profile: str) -> dict[str, tup
     out = {}
     for name in names:
         r = by_name[name]
-        if r["status"] != "ok":
-            raise ValueError(f"{name} failed in {run} ({r.get('error') or 'no error recorded'}): run it again "
-                             "before taking it into the report")
-        source = run / folder_of(r)
-        if not os.path.lexists(source / "metrics.json"):
-            raise ValueError(f"{source} holds no metrics.json: take a finished run")
+        source = _finished(run, r)
         real_files_only(source, f"a run to take ({source})")
         out[name] = (reading, source, r)
     return out
@@ -323,12 +330,7 @@ def take(run: str | Path, out: str | Path, say: Callable[[str], None] | None = N
         raise ValueError(f"{run} is a {new['profile']!r} run and {out} a {profile!r} report: take runs of the "
                          "report's own profile")
     for r in records:
-        if r["status"] != "ok":
-            raise ValueError(f"{r['name']} failed in {run} ({r.get('error') or 'no error recorded'}): run it again "
-                             "before taking it into the report")
-        source = run / folder_of(r)
-        if not os.path.lexists(source / "metrics.json"):
-            raise ValueError(f"{source} holds no metrics.json: take a finished run")
+        source = _finished(run, r)
         if _inside(out, source):
             raise ValueError(f"{source} holds the report {out}: take a run made in a folder of its own")
         real_files_only(source, f"a run to take ({source})")
