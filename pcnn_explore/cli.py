@@ -53,6 +53,7 @@ COMMANDS = {
 UNWINDS = {
     "sweep": ("pcnn_explore.sweep.grid", "pcnn_explore.sweep.plan", "pcnn_explore.sweep.runner",
               "pcnn_explore.sweep.view", "pcnn_explore.sweep.local", "pcnn_explore.sweep.bsuite_store",
+              "pcnn_explore.sweep.store_lock",
               "pcnn_explore.sweep.report"),
 }
 # train unwinds once its run takes its folder (pcnn_explore.run.resume.Resume.claim); record and

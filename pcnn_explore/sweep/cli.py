@@ -129,7 +129,7 @@ def _store_plan(store, grid, trials, dry_run: bool = False):
         return None, set(), None
     from pcnn_explore.envs.deep_sea import deep_sea_size
     from pcnn_explore.envs.deep_sea_protocol import PROTOCOL_SIZES
-    from pcnn_explore.sweep import bsuite_store
+    from pcnn_explore.sweep import bsuite_store, store_lock
     from pcnn_explore.sweep.grid import SweepError
 
     if grid.episodes is None:
@@ -151,9 +151,9 @@ def _store_plan(store, grid, trials, dry_run: bool = False):
                                  f"({bsuite_store.differences_text(differ)}), and a store holds one set per line: "
                                  "give those settings the same value on every size")
         if dry_run:
-            bsuite_store.probe(store)
+            store_lock.probe(store)
         else:
-            lock = bsuite_store.StoreLock(store).acquire()
+            lock = store_lock.StoreLock(store).acquire()
         bsuite_store.adopt(store, write=not dry_run)
         bsuite_store.check_manifest(store, {k[0]: grid.profile for k in keys}, grid.episodes, settings)
         pending = set(bsuite_store.pending(keys, store, grid.episodes))

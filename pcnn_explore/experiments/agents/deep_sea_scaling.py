@@ -177,6 +177,7 @@ def run_into_store(s: DeepSeaStudySettings, variants: Sequence[StudyVariant], ou
     from pcnn_explore.experiments.agents.deep_sea_study import study_specs
     from pcnn_explore.run.config import TrainConfig
     from pcnn_explore.sweep import bsuite_store
+    from pcnn_explore.sweep.store_lock import StoreLock
 
     _check_stops_when_solved(s)
     cap = _store_cap(s)
@@ -185,7 +186,7 @@ def run_into_store(s: DeepSeaStudySettings, variants: Sequence[StudyVariant], ou
     settings = {sp.key: bsuite_store.result_settings(TrainConfig.preset(sp.profile, env=sp.env, seed=sp.seed,
                                                                         steps=sp.steps, **sp.config_fields()).to_dict(),
                                                      sp.key) for sp in specs}
-    lock = bsuite_store.StoreLock(store).acquire()  # the store is this call's until it returns
+    lock = StoreLock(store).acquire()  # the store is this call's until it returns
     try:
         bsuite_store.adopt(store)
         bsuite_store.check_manifest(store, {v.key: profile for v in variants}, cap, settings)
