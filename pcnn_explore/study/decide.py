@@ -155,18 +155,15 @@ def combine_readings(first: Decision, second: Decision, names: tuple[str, str] =
     names = (str(names[0]), str(names[1]))
     readings = ((names[0], first), (names[1], second))
     if names == OPTIMIZER_READINGS:
-        if first.word == second.word:
-            return dataclasses.replace(first, readings=readings, sentence=(
-                f"{first.sentence} (the {names[1]} reading of the PixelCNN's optimizer too: {second.sentence})"))
-        return dataclasses.replace(first, word=DEPENDS_ON_OPTIMIZER, readings=readings, sentence=(
-            f"{DEPENDS_ON_OPTIMIZER}: under {names[0]} (the paper's), {first.sentence}; under {names[1]}, "
-            f"{second.sentence}"))
+        depends, too = DEPENDS_ON_OPTIMIZER, f"the {names[1]} reading of the PixelCNN's optimizer too"
+        under = (f"under {names[0]} (the paper's)", f"under {names[1]}")
+    else:
+        depends, too = DEPENDS_ON_SCALE, "the horizon reading of the bonus scale too"
+        under = ("at 0.05", "at the horizon reading (0.05 x 100 / sum of 0.99^t over N steps)")
     if first.word == second.word:
-        return dataclasses.replace(first, readings=readings, sentence=(
-            f"{first.sentence} (the horizon reading of the bonus scale too: {second.sentence})"))
-    return dataclasses.replace(first, word=DEPENDS_ON_SCALE, readings=readings, sentence=(
-        f"{DEPENDS_ON_SCALE}: at 0.05, {first.sentence}; at the horizon reading (0.05 x 100 / sum of 0.99^t over N "
-        f"steps), {second.sentence}"))
+        return dataclasses.replace(first, readings=readings, sentence=f"{first.sentence} ({too}: {second.sentence})")
+    return dataclasses.replace(first, word=depends, readings=readings, sentence=(
+        f"{depends}: {under[0]}, {first.sentence}; {under[1]}, {second.sentence}"))
 
 
 def join_readings(first: Sequence[Decision], second: Sequence[Decision],

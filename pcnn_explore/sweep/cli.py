@@ -182,20 +182,27 @@ def _fail(message: str) -> int:
     return 2
 
 
+def _report_cli(args: argparse.Namespace) -> int:
+    """``sweep --report DIR``: the evaluation of a finished sweep's folder (no run)."""
+    from pcnn_explore.sweep.grid import SweepError
+
+    if args.grid or args.envs or args.variants or args.lines or args.seeds or args.set:
+        return _fail("--report reads a sweep's folder; run the sweep and its report as two commands")
+    from pcnn_explore.sweep.report import write_report
+
+    try:
+        paths = write_report(args.report, window=args.window, baseline=args.baseline)
+    except (SweepError, ValueError, OSError) as e:
+        return _fail(str(e))
+    print("report: " + ", ".join(str(p) for p in paths))
+    return 0
+
+
 def run_cli(args: argparse.Namespace) -> int:
     from pcnn_explore.sweep.grid import SweepError
 
     if args.report:
-        if args.grid or args.envs or args.variants or args.lines or args.seeds or args.set:
-            return _fail("--report reads a sweep's folder; run the sweep and its report as two commands")
-        from pcnn_explore.sweep.report import write_report
-
-        try:
-            paths = write_report(args.report, window=args.window, baseline=args.baseline)
-        except (SweepError, ValueError, OSError) as e:
-            return _fail(str(e))
-        print("report: " + ", ".join(str(p) for p in paths))
-        return 0
+        return _report_cli(args)
     if args.window is not None or args.baseline is not None:
         return _fail(f"{'--window' if args.window is not None else '--baseline'} goes with --report DIR")
     from pcnn_explore.sweep.plan import check_trials
