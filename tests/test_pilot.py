@@ -9,59 +9,59 @@ import numpy as np
 import pytest
 
 from pcnn_explore.experiments.agents import pilot
-from pcnn_explore.study import power
+from pcnn_explore.study import power, power_model
 from pcnn_explore.study.preregistered import deep_sea as pre
 
 
 # ------------------------------------------------------------------------------------ power
 def test_fisher_power_on_hand_checkable_cases():
-    assert power.fisher_power(1.0, 0.0, 6) == 1.0  # 6 of 6 against 0 of 6: p = 1 / C(12, 6) = 0.0011
+    assert power_model.fisher_power(1.0, 0.0, 6) == 1.0  # 6 of 6 against 0 of 6: p = 1 / C(12, 6) = 0.0011
     for p in (0.0, 0.1, 0.3, 0.5, 0.9, 1.0):  # no effect: the test's size, at most its level
-        assert power.fisher_power(p, p, 10) <= 0.025
+        assert power_model.fisher_power(p, p, 10) <= 0.025
     # against 0 of 10, a solved count k gives p = C(10, k) / C(20, k): k = 5 -> 0.016, k = 4 -> 0.043, so the
     # power is P(Bin(10, p1) >= 5): at p1 = 0.5, 638 / 1024
-    assert power.fisher_power(0.5, 0.0, 10) == pytest.approx(638 / 1024, abs=1e-12)
+    assert power_model.fisher_power(0.5, 0.0, 10) == pytest.approx(638 / 1024, abs=1e-12)
     # the numbers at 30 seeds: about 0.07 if the truth is 1 in 10, 0.92 if 3 in 10
-    assert power.fisher_power(0.1, 0.0, 30) == pytest.approx(0.0732, abs=5e-4)
-    assert power.fisher_power(0.3, 0.0, 30) == pytest.approx(0.9234, abs=5e-4)
+    assert power_model.fisher_power(0.1, 0.0, 30) == pytest.approx(0.0732, abs=5e-4)
+    assert power_model.fisher_power(0.3, 0.0, 30) == pytest.approx(0.9234, abs=5e-4)
     with pytest.raises(ValueError, match="p_a must be a probability"):
-        power.fisher_power(1.5, 0.0, 6)
+        power_model.fisher_power(1.5, 0.0, 6)
 
 
 def test_sign_flip_on_the_lattice_is_the_kits_exact_test():
     from pcnn_explore.verdicts.statistics import sign_flip_p
 
-    assert power.sign_flip_p_lattice([1, 1, 1]) == 0.125
-    assert power.sign_flip_p_lattice([2, -1]) == 0.5  # sums 1, 3, -3, -1
-    assert power.sign_flip_p_lattice([0, 0, 3]) == 0.5  # ties flip to themselves: as if one seed
-    assert power.sign_flip_p_lattice([1] * 6) == 2 ** -6
+    assert power_model.sign_flip_p_lattice([1, 1, 1]) == 0.125
+    assert power_model.sign_flip_p_lattice([2, -1]) == 0.5  # sums 1, 3, -3, -1
+    assert power_model.sign_flip_p_lattice([0, 0, 3]) == 0.5  # ties flip to themselves: as if one seed
+    assert power_model.sign_flip_p_lattice([1] * 6) == 2 ** -6
     rng = np.random.default_rng(0)
     for _ in range(20):
         x = rng.integers(-3, 4, size=int(rng.integers(1, 13)))
         for direction in ("greater", "less"):
-            assert power.sign_flip_p_lattice(x, direction) == pytest.approx(sign_flip_p(x, direction), abs=1e-12)
+            assert power_model.sign_flip_p_lattice(x, direction) == pytest.approx(sign_flip_p(x, direction), abs=1e-12)
     with pytest.raises(ValueError, match="integers"):
-        power.sign_flip_p_lattice([0.5, 1])
+        power_model.sign_flip_p_lattice([0.5, 1])
 
 
 def test_score_power_by_hand():
     # a solves every size, b none: each seed's difference is +3 sizes, p = 2^-n: 6 seeds reach 0.025, 5 never
-    assert power.score_power([1.0] * 3, [0.0] * 3, 6) == 1.0
-    assert power.score_power([1.0] * 3, [0.0] * 3, 5) == 0.0
+    assert power_model.score_power([1.0] * 3, [0.0] * 3, 6) == 1.0
+    assert power_model.score_power([1.0] * 3, [0.0] * 3, 5) == 0.0
     # no effect: the test's size, within the simulation's error (4,000 draws: 0.0025 at 0.025)
-    assert power.score_power([0.4, 0.2, 0.1], [0.4, 0.2, 0.1], 20) <= 0.025 + 3 * 0.0025
+    assert power_model.score_power([0.4, 0.2, 0.1], [0.4, 0.2, 0.1], 20) <= 0.025 + 3 * 0.0025
     # equivalence: both lines at 0 on every seed, the two one-sided p are 2^-n each
-    assert power.score_power([0.0] * 3, [0.0] * 3, 6, margin=0.2) == 1.0
-    assert power.score_power([0.0] * 3, [0.0] * 3, 5, margin=0.2) == 0.0
+    assert power_model.score_power([0.0] * 3, [0.0] * 3, 6, margin=0.2) == 1.0
+    assert power_model.score_power([0.0] * 3, [0.0] * 3, 5, margin=0.2) == 0.0
     # a sure difference of one size in three (1/3) lies beyond the margin 0.2: never equivalent
-    assert power.score_power([1.0, 0.0, 0.0], [0.0] * 3, 20, margin=0.2) == 0.0
+    assert power_model.score_power([1.0, 0.0, 0.0], [0.0] * 3, 20, margin=0.2) == 0.0
 
 
 def test_share_power_by_hand():
     # 2 of 2 against chance 0.1: p = 0.01 <= 0.025, 1 of 2: p = 0.19; a sure finder always reaches 2
-    assert power.share_power(1.0, 0.1, 2) == 1.0
-    assert power.share_power(0.5, 0.1, 2) == pytest.approx(0.25)
-    assert power.share_power(0.1, 0.1, 20) <= 0.025
+    assert power_model.share_power(1.0, 0.1, 2) == 1.0
+    assert power_model.share_power(0.5, 0.1, 2) == pytest.approx(0.25)
+    assert power_model.share_power(0.1, 0.1, 20) <= 0.025
 
 
 def test_price_of_a_design_by_hand():
