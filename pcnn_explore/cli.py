@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 import sys
 
-from pcnn_explore.run.interrupt import CommandStop
+from pcnn_explore.run.interrupt import CommandStop, clear_interrupt_mark
 
 
 def _program_is_the_cli() -> bool:
@@ -53,8 +53,10 @@ COMMANDS = {
 UNWINDS = {
     "sweep": ("pcnn_explore.sweep.grid", "pcnn_explore.sweep.plan", "pcnn_explore.sweep.runner",
               "pcnn_explore.sweep.view", "pcnn_explore.sweep.local", "pcnn_explore.sweep.bsuite_store",
-              "pcnn_explore.sweep.store_lock",
-              "pcnn_explore.sweep.report"),
+              "pcnn_explore.sweep.store_lock", "pcnn_explore.sweep.folders", "pcnn_explore.sweep.executors",
+              "pcnn_explore.sweep.report", "pcnn_explore.run.config", "pcnn_explore.run.checkpoints",
+              "pcnn_explore.run.lock", "pcnn_explore.run.cli", "pcnn_explore.run.variants", "pcnn_explore.bonus",
+              "pcnn_explore.envs.deep_sea", "pcnn_explore.envs.ids", "numpy.random", "numpy.typing"),
 }
 # train unwinds once its run takes its folder (pcnn_explore.run.resume.Resume.claim); record and
 # reproduce end at once (their writes are atomic: a temporary file under way is removed first)
@@ -102,6 +104,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{stop.prog}: {'interrupted' if status == 130 else 'stopped by SIGTERM'}", file=sys.stderr)
     finally:
         stop.said()  # (a signal now changes nothing: the command has ended)
+        clear_interrupt_mark()  # (the status returned is the process's, under python -m too)
         if stop is not _STOP:
             stop.restore()
     return stop.status if stop.status is not None and status in (130, 143) else status

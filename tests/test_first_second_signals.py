@@ -162,11 +162,73 @@ def test_one_signal_at_any_moment_of_the_first_second_and_a_half_gives_one_line_
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=False, reason="open defect: a sweep stopped by SIGINT about 0.75-0.85 s after its start "
-                   "prints its one line, then sometimes dies by the signal (exit -2, not 130); seen in about 1 of 3 "
-                   "runs of this test on a loaded 2-core machine")
 def test_one_signal_at_any_moment_of_a_sweeps_first_second_and_a_half(tmp_path):
     _stops_at_moments(tmp_path, [(k, case) for k, case in enumerate(CASES) if case[0] == "sweep"])
+
+
+# A KeyboardInterrupt raised in code that exec() runs from a string (dataclasses do it as torch is imported) is
+# marked unhandled by CPython even when the command catches it, and python -m then ended the process by SIGINT
+# (-2) after the sweep's own line: the random moments above met it about 1 in 8 times, in torch's import.
+# (Run as python -m <a driver package>: the driver patches, then runs pcnn_explore as __main__.)
+IN_EXEC = """
+import runpy, sys
+from pcnn_explore.sweep import runner
+
+def run_trials(*args, **kwargs):  # the signal arrives while code exec() runs from a string is running
+    exec("import os, signal, time\\nos.kill(os.getpid(), signal.SIGINT)\\ntime.sleep(30)", {})
+    raise AssertionError("not interrupted")
+
+runner.run_trials = run_trials
+sys.argv[0] = "pcnn-explore"
+runpy.run_module("pcnn_explore", run_name="__main__", alter_sys=True)
+"""
+
+
+def test_a_sweep_interrupted_inside_code_run_by_exec_exits_130_under_python_m(tmp_path):
+    (tmp_path / "drive").mkdir()
+    (tmp_path / "drive" / "__main__.py").write_text(IN_EXEC)
+    done = subprocess.run([sys.executable, "-m", "drive", *_commands(tmp_path, "sweep")],
+                          env={**CHILD_ENV, "PYTHONPATH": f"{tmp_path}:{ROOT}"}, cwd=tmp_path, capture_output=True,
+                          text=True, timeout=120, preexec_fn=_sigint_as_at_a_terminal)
+    line = _one_line(done.returncode, done.stderr, 130)
+    assert line.startswith("pcnn-explore sweep: interrupted; the same command resumes"), line
+
+
+MODULES_AT_UNWIND = """
+import runpy, sys
+from pcnn_explore.run.interrupt import CommandStop
+
+at_unwind = []
+real_unwind = CommandStop.unwind
+def unwind(self):
+    at_unwind.append(set(sys.modules))
+    real_unwind(self)
+CommandStop.unwind = unwind
+
+import atexit
+def later():
+    ours = lambda m: m.split(".")[0] in ("pcnn_explore", "torch", "numpy")
+    print("AFTER", sorted(m for m in set(sys.modules) - at_unwind[0] if ours(m)), file=sys.stderr)
+atexit.register(later)
+sys.argv[0] = "pcnn-explore"
+runpy.run_module("pcnn_explore", run_name="__main__", alter_sys=True)
+"""
+
+
+def test_a_sweep_imports_what_its_trials_need_before_a_signal_unwinds_it(tmp_path):
+    """Until it unwinds, a signal ends the sweep at once; after, it is raised where the sweep is, and one raised
+    inside an import (torch's takes a second) would stop it half done: the sweep's process imports none of
+    its own modules, torch's or numpy's once it unwinds."""
+    (tmp_path / "drive").mkdir()
+    (tmp_path / "drive" / "__main__.py").write_text(MODULES_AT_UNWIND)
+    argv = ["sweep", "--envs", ENV, "--variants", "dqn", "--seeds", "0", "--profile", "smoke", "--set", "steps=60",
+            "--executor", "local", "--max-concurrent", "1", "--no-progress", "--out", str(tmp_path / "sweep")]
+    done = subprocess.run([sys.executable, "-m", "drive", *argv], env={**CHILD_ENV, "PYTHONPATH": f"{tmp_path}:{ROOT}"},
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "1 of 1 trials done" in done.stdout, done.stdout
+    after = [line for line in done.stderr.splitlines() if line.startswith("AFTER")]
+    assert after == ["AFTER []"], done.stderr
 
 
 @pytest.mark.slow

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Callable
 
 __all__ = ["CtrlC", "Abort", "RunInterrupted", "Terminated", "CommandStop", "active_stop", "raise_terminated",
-           "watch_arrivals", "arrivals"]
+           "watch_arrivals", "arrivals", "clear_interrupt_mark"]
 
 _STOPS = (signal.SIGINT, signal.SIGTERM)
 
@@ -268,6 +268,18 @@ def end_now(line: str | None, status: int) -> None:
     if abandon is not None:
         abandon()
     os._exit(status)
+
+
+def clear_interrupt_mark() -> None:
+    """Let the process end with the status its command returned, after a KeyboardInterrupt it caught.
+
+    CPython marks a KeyboardInterrupt that leaves code run by ``exec`` or ``eval`` of a string (which
+    ``dataclasses`` and ``collections.namedtuple`` do as a module that defines them is imported: torch,
+    say) as unhandled, even where the command catches it further up; ``python -m`` then ends the process
+    by SIGINT at exit (status -2, a shell's 130 without the command's line meaning anything), whatever
+    status the command returned. A string run to its end clears that mark: call this once the command
+    has caught its last KeyboardInterrupt."""
+    exec("None", {})
 
 
 def _python_default(signum: int, handler) -> bool:
