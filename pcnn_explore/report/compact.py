@@ -11,7 +11,9 @@
   of colours; antialiased edges lose a little smoothness, nothing a reader can tell), only where that
   makes it smaller.
 
-Files are replaced atomically; a figure Pillow cannot read is left as it is.
+Files are replaced atomically; a figure Pillow cannot read is left as it is. Once every notebook has
+run, ``reproduce --compact`` also moves the CSS each HTML page embeds into one stylesheet the pages
+share (:func:`pcnn_explore.report.styles.share_styles`, on the whole report).
 
 :func:`relative_paths` takes the path of the machine that ran a notebook out of what it left behind:
 an absolute path ending in the notebook's folder (``/any/where/<notebook>``, the ``output_dir`` an

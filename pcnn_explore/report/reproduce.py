@@ -317,7 +317,9 @@ def reproduce(profile: str = "smoke", only: str | None = None, out: str | os.Pat
     arguments (unknown profile, no notebooks, missing kernel, ``out`` is a file) raise before any
     notebook runs. ``compact``: after each notebook, drop what a shipped report does not need
     (:func:`pcnn_explore.report.compact.compact_notebook`: its training runs and executed .ipynb; its
-    figures stored with a 256-colour palette). Each record names the commit that ran it. ``reading``: the
+    figures stored with a 256-colour palette), and after the last one the CSS every page embeds goes into
+    one stylesheet they share (:func:`pcnn_explore.report.styles.share_styles`). Each record names the
+    commit that ran it. ``reading``: the
     PixelCNN's optimizer reading every notebook runs under (:func:`reading_parameters`; None: each
     notebook's preset, the paper's tf1), e.g. ``"torch"`` for the run that ``--take-reading torch=RUN``
     takes beside the paper reading's.
@@ -348,6 +350,10 @@ def reproduce(profile: str = "smoke", only: str | None = None, out: str | os.Pat
         write_index(results, out, profile)  # the index is current even if a later run is killed
     bar.close()
     write_index(results, out, profile)
+    if compact:  # nbconvert's CSS once, in one stylesheet all the notebook pages link
+        from pcnn_explore.report.styles import share_styles
+
+        share_styles(out)
     return results
 
 
@@ -381,8 +387,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "torch=RUN takes; refused for a notebook that trains no PixelCNN")
     parser.add_argument("--compact", action="store_true",
                         help="keep a report small enough to ship: drop each notebook's training runs and executed "
-                             ".ipynb after it ran (its HTML keeps cells and outputs) and store its figures with a "
-                             "256-colour palette")
+                             ".ipynb after it ran (its HTML keeps cells and outputs), store its figures with a "
+                             "256-colour palette and, at the end, move the CSS every page embeds into one shared "
+                             "stylesheet")
 
 
 def run_cli(args: argparse.Namespace) -> int:

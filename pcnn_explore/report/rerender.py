@@ -8,7 +8,9 @@ notebook whose word changes keeps ``rerendered = {"rules", "was", "now", "becaus
 metrics.json; the index shows it in the notebook's section and :func:`rerender` returns those lines
 ("verdict changed under the 0.3 rules: was partly, now not testable because ..."), which it also
 writes into ``DIR/README.md`` between :data:`MARK_BEGIN` and :data:`MARK_END` when the README holds
-them. The notebooks' own HTML renderings are left as they ran: they show the verdict of their time.
+them. The notebooks' own HTML renderings are left as they ran: they show the verdict of their time (their
+styles aside: nbconvert's CSS moves into the report's one shared stylesheet,
+:func:`pcnn_explore.report.styles.share_styles`, so a page taken in shares it too).
 ``--take RUN`` (:func:`take`) first brings a new run's notebooks into the report, folders and
 index.json records (its time and commit) alike, so a notebook re-run on its own ships by one command.
 
@@ -27,6 +29,7 @@ from typing import Callable, Mapping
 
 from pcnn_explore.atomic import write_text_atomic
 from pcnn_explore.report.records import folder_of, read_records
+from pcnn_explore.report.styles import share_styles
 from pcnn_explore.report.take import KEPT_FOLDERS, take  # a re-run taken into a report, importable from here
 from pcnn_explore.report.take import check_report, clear_staging, report_lock
 from pcnn_explore.study import Decision, decide_again, decisions_of, metrics_record
@@ -133,6 +136,7 @@ def _rerender(out: Path) -> list[str]:
             changes.append(f"{rec['name'][:2]}: verdict changed under the {r['rules']} rules: was {r['was']}, now "
                            f"{r['now']}, because {r['because']}")
     index.write_index([], out, stored.get("profile") or "study")
+    share_styles(out)
     readme = out / "README.md"
     if readme.is_file():
         text = readme.read_text()

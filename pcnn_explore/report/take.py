@@ -17,7 +17,11 @@ The PixelCNN's two optimizer readings (``--take RUN --take-reading torch=RUN2``)
 the paper's reading (tf1), RUN2 the same notebooks under the sensitivity reading (torch); each is taken as one
 notebook, the paper run's folder with one metrics.json whose claims carry both readings' decisions and whose word is
 the paper reading's (:func:`joined_metrics`); RUN2 is checked like RUN (plain names, real files only, the same
-notebooks, each finished) before anything moves."""
+notebooks, each finished) before anything moves.
+
+A run made with ``--compact`` links its root's shared stylesheet (:mod:`pcnn_explore.report.styles`): each one
+its taken pages link is checked to be a plain file of the run, then copied into the report's root (where it
+lacks it) before the folders move in; an undone take removes what it copied."""
 from __future__ import annotations
 
 import contextlib
@@ -34,6 +38,7 @@ from pcnn_explore.atomic import fsync_dir, write_text_atomic
 from pcnn_explore.report.metrics import _plain
 from pcnn_explore.report.records import (RECORDS, folder_of, plain_name, read_metrics, read_records,
                                          real_files_only)
+from pcnn_explore.report.styles import copy_stylesheets, stylesheets_of
 from pcnn_explore.study import OPTIMIZER_READINGS, decisions_of, join_readings, metrics_record
 
 __all__ = ["KEPT_FOLDERS", "STAGING_PREFIX", "SENSITIVITY", "take", "joined_metrics", "check_report", "report_lock",
@@ -329,12 +334,14 @@ def take(run: str | Path, out: str | Path, say: Callable[[str], None] | None = N
     if new["profile"] != profile:
         raise ValueError(f"{run} is a {new['profile']!r} run and {out} a {profile!r} report: take runs of the "
                          "report's own profile")
+    sheets = {}  # the run's shared stylesheets its pages link (a --compact run, pcnn_explore.report.styles)
     for r in records:
         source = _finished(run, r)
         if _inside(out, source):
             raise ValueError(f"{source} holds the report {out}: take a run made in a folder of its own")
         real_files_only(source, f"a run to take ({source})")
         decisions_of(read_metrics(source / "metrics.json"), str(source / "metrics.json"))  # the claims record
+        sheets.update(stylesheets_of(source, run))
     names = [r["name"] for r in records]
     sensitivity = _sensitivity_runs(readings, names, profile)
     joined = {name: joined_metrics(read_metrics(run / folder_of(r) / "metrics.json"),
@@ -361,6 +368,7 @@ def take(run: str | Path, out: str | Path, say: Callable[[str], None] | None = N
         had_old = {n for n in names if (out / n).is_dir()}
         staging = out / f"{STAGING_PREFIX}{os.getpid()}-{os.urandom(6).hex()}"
         staging.mkdir()
+        added: list[Path] = []
         try:
             for r in records:
                 staged = staging / _NEW / r["name"]
@@ -371,10 +379,14 @@ def take(run: str | Path, out: str | Path, say: Callable[[str], None] | None = N
                 if r["name"] in joined:  # the two readings' claims, one metrics.json
                     write_text_atomic(staged / "metrics.json",
                                       json.dumps(_plain(joined[r["name"]]), indent=2, allow_nan=False) + "\n")
+            copy_stylesheets(sheets, out, added)  # (in the report before a page that links one)
             write_text_atomic(staging / RECORDS, json.dumps(stored, indent=1) + "\n")
             write_text_atomic(staging / _PLAN, json.dumps({"names": names, "had_old": sorted(had_old)}) + "\n")
             _swap(staging, out, names, had_old)
         except BaseException:
+            if not (staging / _PLAN).is_file() or (staging / RECORDS).is_file():  # not committed: they go too
+                for sheet in added:
+                    sheet.unlink(missing_ok=True)
             _undo(staging, out)
             shutil.rmtree(staging, ignore_errors=True)
             raise
