@@ -161,6 +161,8 @@ def test_kit_lines_get_kit_claims_only():
     # two kit claims agree; traces_cut had no replay: not testable (too few seeds), so every testable one agrees
     assert c["traces_cut"].word == "not testable" and _words(c)[1] == "agrees"
     assert all(x.kind == "kit" for k, x in c.items() if set(x.claim.lines) & {"reactor_pixelcnn_pos", "pixelcnn_pos_mmc"})
+    # each claim's design: the study profile's declared seeds, the PixelCNN readings' re-run's 801-820
+    assert {x.claim.design.seeds for x in c.values()} == {tuple(range(801, 821))}
     with pytest.raises(ValueError, match="kind must be one of"):
         dataclasses.replace(rs.CLAIMS[0], kind="reactor")
 
