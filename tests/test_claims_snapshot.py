@@ -129,9 +129,13 @@ def test_a_rerun_notebook_is_the_preregistered_rerun(name):
     seeds, every claim decided under each and decided again to itself."""
     if name not in MIGRATED:
         pytest.skip("no notebook re-run under the optimizer readings yet")
+    from pcnn_explore.study.preregistered import pixelcnn_readings as agents
     from pcnn_explore.study.preregistered.density import plan
 
     metrics = _metrics(name)
+    if name[:2] in agents.PLANS:  # an agent notebook (07, 12, 13): the reading and seeds its settings name
+        check_agent_rerun(name, metrics, agents.PLANS[name[:2]])
+        return
     p = plan(name[:2])
     runs = {"tf1": metrics["settings"], "torch": metrics["sensitivity_reading"]["settings"]}
     for reading, settings in runs.items():
@@ -141,4 +145,22 @@ def test_a_rerun_notebook_is_the_preregistered_rerun(name):
     for d in decisions_of(metrics, name):
         assert [r for r, _ in d.readings] == ["tf1", "torch"], d.name
         assert all(r.n == p.n_seeds for _, r in d.readings), d.name
+        assert decide_again(d) == d
+
+
+def check_agent_rerun(name: str, metrics: dict, p) -> None:
+    """An agent notebook's two readings' runs on the re-run's seeds (``p``: its
+    :data:`pcnn_explore.study.preregistered.pixelcnn_readings.PLANS` entry), each claim decided again to itself:
+    07's claims that compare a PixelCNN line under both readings, its others the tf1 run's alone; 12's and 13's
+    every claim under both."""
+    from pcnn_explore.experiments.agents.deep_sea_readings import TORCH_LINES
+
+    runs = {"tf1": metrics["settings"], "torch": metrics["sensitivity_reading"]["settings"]}
+    for reading, settings in runs.items():
+        assert settings["density_optimizer"] == reading
+        assert tuple(settings["seeds"]) == p.seeds
+    assert metrics["sensitivity_reading"]["reading"] == "torch"
+    for d in decisions_of(metrics, name):
+        both = [r for r, _ in d.readings] == ["tf1", "torch"]
+        assert both == (name[:2] != "07" or bool(set(d.claim.lines) & set(TORCH_LINES))), d.name
         assert decide_again(d) == d

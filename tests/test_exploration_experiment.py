@@ -265,16 +265,19 @@ def test_bad_settings_are_rejected(field, value, error):
 
 def test_the_study_runs_each_verdict_seed_on_its_own_map_and_refuses_seen_seeds(tmp_path):
     s = exp.ExplorationSettings.preset("study")
-    assert s.seeds == tuple(range(701, 721))
+    assert s.seeds == tuple(range(801, 821))  # the PixelCNN readings' re-run's new verdict seeds
     specs = exp.deep_sea_specs(s, tmp_path)
     assert len(specs) == 3 * 6 * 20 and not any(tmp_path.iterdir())
     # each seed's map is seed + 10,000 (bsuite's rule), on every size and line alike
-    assert {(x.seed, dict(x.overrides)["mapping_seed"]) for x in specs} == {(k, k + 10_000) for k in range(701, 721)}
+    assert {(x.seed, dict(x.overrides)["mapping_seed"]) for x in specs} == {(k, k + 10_000) for k in range(801, 821)}
     # the smoke profile and the room runs keep their own (the room has no map)
     assert all("mapping_seed" not in dict(x.overrides) for x in exp.deep_sea_specs(exp.ExplorationSettings.preset("smoke"), tmp_path))
     assert all("mapping_seed" not in dict(x.overrides) for x in exp.room_specs(s, tmp_path))
     for seeds, match in ((tuple(range(405, 415)), r"seeds \[405, 406, 407, 408, 409, 410\] are seen seeds"),
-                         ((0, 701), r"seeds \[0\] are tuning seeds")):
+                         ((0, 801), r"seeds \[0\] are tuning seeds"),
+                         (tuple(range(701, 721)), r"notebook 12: verdict seeds must be the declared new seeds 801-840; "
+                                                  r"got seen \[701, "),
+                         ((801, 841), r"notebook 12: .* got undeclared \[841\]")):
         with pytest.raises(ValueError, match=match):
             exp.ExplorationSettings.preset("study", seeds=seeds).check()
     with pytest.raises(ValueError, match="mapping_seed must be a non-negative integer"):

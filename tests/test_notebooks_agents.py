@@ -13,13 +13,15 @@ from pathlib import Path
 
 import pytest
 
+from pcnn_explore.experiments.agents import deep_sea_figures as dsf
 from pcnn_explore.study import decide_again, decisions_of
 from pcnn_explore.study.preregistered import deep_sea as preregistered
 from pcnn_explore.verdicts import VERDICTS
 
 FIGURES = {"07_dqn_pixelcnn.ipynb": "fig5", "08_mmc_ablation.ipynb": "fig11", "09_pg_scale.ipynb": "fig12",
            "10_intrinsic_only.ipynb": "fig13"}
-KEYS = {name: preregistered.plan(f).lines for name, f in FIGURES.items()}
+#: each notebook's lines (07's under the PixelCNN's paper reading, its default: dsf.plan)
+KEYS = {name: dsf.plan(f).lines for name, f in FIGURES.items()}
 SIZE, EPISODES, SEEDS = 4, 12, [0, 1]  # the smoke preset: DeepSea-4, 12 episodes, 2 seeds
 CELLS = SIZE * (SIZE + 1) // 2
 #: the settings every line shares on DeepSea (its scale adaptations), the baseline's included
@@ -92,7 +94,7 @@ def _check_metrics(m: dict, name: str, out: Path) -> None:
         assert per["first_success_episode"] == [r["first_success_episode"] or EPISODES + 1 for r in per["runs"]]
     check_paper_claims(m)
     decided = decisions_of(m)
-    assert [d.name for d in decided] == [c.name for c in preregistered.plan(FIGURES[name]).claims]
+    assert [d.name for d in decided] == [c.name for c in dsf.plan(FIGURES[name]).claims]
     for d in decided:  # 2 seeds: too few for a decided claim (6 per line)
         assert d.word == "not testable" and decide_again(d) == d
         assert d.sentence.startswith(("not testable: too few seeds at this profile", "not testable on this task"))

@@ -19,8 +19,8 @@ _BIN = Path(sys.executable).parent / "pcnn-explore"
 _CLI = [str(_BIN)] if _BIN.is_file() else [sys.executable, "-m", "pcnn_explore"]
 
 #: which notebooks train a PixelCNN under a named reading, and by which parameter
-EXPECTED = {**{f"0{i}": "rmsprop" for i in range(7)}, "12": "density_optimizer", "13": "density_optimizer",
-            **{n: None for n in ("07", "08", "09", "10", "11", "14")}}
+EXPECTED = {**{f"0{i}": "rmsprop" for i in range(7)}, "07": "density_optimizer", "12": "density_optimizer",
+            "13": "density_optimizer", **{n: None for n in ("08", "09", "10", "11", "14")}}
 
 
 def _notebook(prefix: str) -> Path:
@@ -38,6 +38,9 @@ def test_the_parameters_are_the_readings_name_and_none_without_a_reading():
     assert reading_parameters(nbs, None) == {nbs[0]: {}, nbs[1]: {}}
     assert reading_parameters(nbs, "torch") == {nbs[0]: {"rmsprop": "torch"}, nbs[1]: {"density_optimizer": "torch"}}
     assert set(READING_PARAMETERS) == {"rmsprop", "density_optimizer"}
+    # 07 takes the reading by the agent notebooks' name: `reproduce --reading torch --only 07` runs its torch lines
+    (nb07,) = [_notebook("07")]
+    assert reading_parameters([nb07], "torch") == {nb07: {"density_optimizer": "torch"}}
 
 
 @pytest.mark.parametrize("args, said", [

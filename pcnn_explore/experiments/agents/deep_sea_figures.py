@@ -15,6 +15,13 @@ chose, each with its declared mapping seed, :func:`~pcnn_explore.study.preregist
 on the plan's sizes and episode caps, and refuses, before any training, tuning seeds, the seen seeds
 401-410 (the pilot's) or too few seeds for a claim's test to reach its level. At the smoke profile
 (2 seeds) every test is "not testable: too few seeds at this profile" by its own arithmetic.
+
+Fig. 5 (notebook 07) runs under the PixelCNN's optimizer readings, one run per reading (``density_optimizer``
+of its settings: ``tf1``, the paper's and the default, or ``torch``): each reading's plan, lines and claims
+(:func:`pcnn_explore.experiments.agents.deep_sea_readings.reading_plan`), on the re-run's new verdict seeds
+801-840 at the study profile (anything else refused,
+:func:`~pcnn_explore.study.preregistered.pixelcnn_readings.check_new_seeds`). Figs. 11-13 train no PixelCNN
+and take no reading.
 """
 from __future__ import annotations
 
@@ -37,6 +44,8 @@ __all__ = ["FIGURES", "variants", "settings", "run", "decide", "metrics", "closi
            "per_seed_figure", "scaling_figure", "coverage_figure", "atari", "check_study_settings", "describe_plan"]
 
 FIGURES = {"fig5": "Fig. 5", "fig11": "Fig. 11", "fig12": "Fig. 12", "fig13": "Fig. 13"}
+#: the figure whose PixelCNN lines run under the PixelCNN's optimizer readings (notebook 07)
+READINGS_FIGURE = "fig5"
 #: the test of each claim kind, for the seeds check (share needs as many as sign flip)
 _TEST_FOR_SEEDS = {"fisher": "fisher", "sign_flip": "sign_flip", "sign_flip_tost": "sign_flip", "share": "sign_flip"}
 
@@ -46,31 +55,42 @@ def _check_figure(figure: str) -> None:
         raise ValueError(f"figure must be one of {', '.join(FIGURES)}, got {figure!r}")
 
 
-def plan(figure: str) -> preregistered.Plan:
-    """The fixed plan of ``figure`` (:func:`pcnn_explore.study.preregistered.deep_sea.plan`)."""
+def plan(figure: str, reading: str | None = None) -> preregistered.Plan:
+    """The fixed plan of ``figure`` (:func:`pcnn_explore.study.preregistered.deep_sea.plan`); Fig. 5's under the
+    PixelCNN's optimizer ``reading`` (None: tf1, the paper's;
+    :func:`~pcnn_explore.experiments.agents.deep_sea_readings.reading_plan`). ValueError for a reading given to a
+    figure that trains no PixelCNN."""
     _check_figure(figure)
+    if figure == READINGS_FIGURE:
+        from pcnn_explore.experiments.agents.deep_sea_readings import reading_plan
+
+        return reading_plan(reading)
+    if reading is not None:
+        raise ValueError(f"{FIGURES[figure]} trains no PixelCNN line: its plan takes no optimizer reading "
+                         f"(density_optimizer None), got {reading!r}")
     return preregistered.plan(figure)
 
 
-def variants(figure: str) -> list[StudyVariant]:
-    """The lines of ``figure``'s plan, in its order (:data:`pcnn_explore.experiments.agents.lines.LINES`);
-    ValueError where a paper claim would compare a kit line or lines with different exploration rules."""
+def variants(figure: str, reading: str | None = None) -> list[StudyVariant]:
+    """The lines of ``figure``'s plan (under ``reading``, :func:`plan`), in its order
+    (:data:`pcnn_explore.experiments.agents.lines.LINES`); ValueError where a paper claim would compare a kit
+    line or lines with different exploration rules."""
     from pcnn_explore.run.lines import line
 
-    p = plan(figure)
+    p = plan(figure, reading)
     lines = [line(k) for k in p.lines]
     claims.check_plan(p, {v.key: v for v in lines})
     return lines
 
 
 def check_study_settings(figure: str, s: DeepSeaStudySettings) -> None:
-    """At the study profile: ValueError, before any training, for a tuning seed or for fewer seeds
-    than a claim's exact test needs to reach the plan's level."""
+    """At the study profile: ValueError, before any training, for a tuning seed, a seen seed (Fig. 5: any seed
+    but the re-run's new verdict seeds) or fewer seeds than a claim's exact test needs to reach the plan's level."""
     from pcnn_explore.verdicts import seeds_needed
 
     if s.profile != "study":
         return
-    p = plan(figure)
+    p = plan(figure, s.density_optimizer)
     tuned = sorted(set(s.seeds) & set(preregistered.TUNING_SEEDS))
     if tuned:
         raise ValueError(f"seeds {tuned} are tuning seeds (preregistered.TUNING_SEEDS): a verdict is never decided on "
@@ -79,6 +99,10 @@ def check_study_settings(figure: str, s: DeepSeaStudySettings) -> None:
     if seen:
         raise ValueError(f"seeds {seen} are the seen seeds 401-410 (preregistered.PILOT_SEEDS, now pilot data): a "
                          f"verdict is never decided on them; use the plan's seeds {p.seeds[0]}..{p.seeds[-1]} (seed=None)")
+    if figure == READINGS_FIGURE:
+        from pcnn_explore.study.preregistered.pixelcnn_readings import check_new_seeds
+
+        check_new_seeds(s.seeds, f"{FIGURES[figure]} under the PixelCNN's optimizer readings: ")
     for c in p.claims:
         if c.test in _TEST_FOR_SEEDS:
             need = seeds_needed(_TEST_FOR_SEEDS[c.test], preregistered.LEVEL)
@@ -88,10 +112,16 @@ def check_study_settings(figure: str, s: DeepSeaStudySettings) -> None:
 
 
 def settings(figure: str, profile: str, seed: int | None = None, n_seeds: int | None = None,
-             **given: Any) -> DeepSeaStudySettings:
+             density_optimizer: str | None = None, **given: Any) -> DeepSeaStudySettings:
     """The study settings of ``figure`` at ``profile``: at the study profile the plan's sizes, episodes
-    and seeds unless given (checked by :func:`check_study_settings`); other profiles their preset."""
-    p = plan(figure)
+    and seeds unless given (checked by :func:`check_study_settings`); other profiles their preset. Fig. 5's
+    under the PixelCNN's optimizer reading ``density_optimizer`` (None: tf1, the paper's); another figure
+    takes none (ValueError)."""
+    p = plan(figure, density_optimizer)
+    if figure == READINGS_FIGURE:
+        from pcnn_explore.experiments.agents.deep_sea_readings import check_reading
+
+        given["density_optimizer"] = check_reading(density_optimizer)
     given = {k: v for k, v in given.items() if v is not None}
     if profile == "study":
         every = (("stop_when_solved", True), ("tensorboard", False)) if p.stop_when_solved else (("tensorboard", False),)
@@ -111,6 +141,7 @@ def run(figure: str, study_settings: DeepSeaStudySettings, lines: Sequence[Study
     """Train (or read back) the study's runs under ``output_dir/runs`` (the settings checked first)."""
     _check_figure(figure)
     check_study_settings(figure, study_settings)
+    study_settings.check_lines(lines)
     return run_study(study_settings, lines, output_dir, progress=progress)
 
 
@@ -135,7 +166,7 @@ def chance(study: DeepSeaStudy) -> float:
 def decide(figure: str, study: DeepSeaStudy) -> list[Decision]:
     """The figure's claims decided on ``study``'s per-seed values
     (:func:`~pcnn_explore.experiments.agents.deep_sea_claims.decisions`), in the plan's order."""
-    p = plan(figure)
+    p = plan(figure, study.settings.density_optimizer)
     claims.check_plan(p, {v.key: v for v in study.variants})
     return claims.decisions(p, lambda k, q: claims.claim_values(study, k, q), study.labels, chance(study))
 
@@ -143,7 +174,9 @@ def decide(figure: str, study: DeepSeaStudy) -> list[Decision]:
 def metrics(figure: str, study: DeepSeaStudy, decided: list[Decision], atari: dict | None = None) -> dict[str, Any]:
     """metrics.json of a deep-sea notebook: profile, settings, the plan, each line with its full resolved
     settings, per-seed values, the claims record (:func:`pcnn_explore.study.metrics_record`), the
-    scaling rows, the run time; ``atari``: the paper profile's Atari summary, where it ran."""
+    scaling rows, the run time; ``atari``: the paper profile's Atari summary, where it ran. Fig. 5's settings
+    name the PixelCNN's optimizer reading it ran under (``density_optimizer``), which a take of both readings'
+    runs reads (:func:`pcnn_explore.report.take.joined_metrics`)."""
     from pcnn_explore.envs.deep_sea import deep_sea_id
     from pcnn_explore.run.lines import exploration_rule, resolved_settings
 
@@ -152,7 +185,7 @@ def metrics(figure: str, study: DeepSeaStudy, decided: list[Decision], atari: di
     solved = {k: sum(r.solved for r in study.runs if r.key == k) for k in study.keys}
     runs = {k: sum(1 for r in study.runs if r.key == k) for k in study.keys}
     out = {"profile": study.settings.profile, "figure": FIGURES[figure], "settings": study.settings.to_dict(),
-           "plan": plan(figure).to_dict(),
+           "plan": plan(figure, study.settings.density_optimizer).to_dict(),
            "lines": {v.key: {"variant": v.variant, "label": v.display, "kind": v.kind,
                              "exploration": exploration_rule(v), "overrides": dict(v.overrides),
                              "settings": resolved_settings(v, env, study.settings.profile)} for v in study.variants},
@@ -162,7 +195,7 @@ def metrics(figure: str, study: DeepSeaStudy, decided: list[Decision], atari: di
            "scaling": study.scaling_rows(), "wall_s": study.wall_s,
            "summary": {**{f"{k}_solved_runs": f"{solved[k]} of {runs[k]}" for k in study.keys},
                        "run_minutes": study.wall_s / 60},
-           "paper": {"verdict": plan(figure).paper},
+           "paper": {"verdict": plan(figure, study.settings.density_optimizer).paper},
            "main_figure": "deep_sea_scaling.png", **metrics_record(decided)}
     if atari is not None:
         out["atari"] = atari
@@ -172,7 +205,8 @@ def metrics(figure: str, study: DeepSeaStudy, decided: list[Decision], atari: di
 def _part(study: DeepSeaStudy) -> str:
     s = study.settings
     sizes = ", ".join(f"DeepSea-{n} ({s.episode_cap(n):,} episodes)" for n in s.sizes)
-    return f"{sizes}, {len(s.seeds)} seeds"
+    reading = "" if s.density_optimizer is None else f", the PixelCNN's optimizer reading {s.density_optimizer}"
+    return f"{sizes}, {len(s.seeds)} seeds{reading}"
 
 
 def closing_note(figure: str, study: DeepSeaStudy, decided: list[Decision]) -> str:
@@ -253,16 +287,17 @@ def atari(figure: str, profile: str, output_dir, seed: int | None = None, n_seed
     return {"summary": agent_summary.summary(figure, results), "paper": agent_summary.paper(figure, results)}
 
 
-def describe_plan(figure: str) -> str:
-    """The fixed plan of ``figure`` in words: the paper's sentence, the study part and seeds, each line
-    with its kind and exploration rule, and each claim with its lines, quantity, test and margin."""
+def describe_plan(figure: str, reading: str | None = None) -> str:
+    """The fixed plan of ``figure`` (under ``reading``, :func:`plan`) in words: the paper's sentence, the study
+    part and seeds, each line with its kind and exploration rule, and each claim with its lines, quantity, test
+    and margin."""
     from pcnn_explore.run.lines import exploration_rule, line
 
-    p = plan(figure)
+    p = plan(figure, reading)
     out = [f"{p.figure}: {p.paper}", f"Study profile: {p.scope}; seeds {p.seeds[0]}-{p.seeds[-1]} "
            f"({len(p.seeds)}), each with its own mapping seed (seed + {preregistered.MAPPING_OFFSET:,}) drawn by "
            f"bsuite's rule; budget about {p.budget_minutes:g} minutes on 2 cores.", "Lines:"]
-    out += [f"  {k:<20} {line(k).kind:<8} {exploration_rule(line(k)):<22} {line(k).display}" for k in p.lines]
+    out += [f"  {k:<22} {line(k).kind:<8} {exploration_rule(line(k)):<22} {line(k).display}" for k in p.lines]
     out.append("Claims:")
     for c in p.claims:
         how = "" if c.test == "not_testable" else (

@@ -14,7 +14,9 @@ API (every agent notebook, 07-10 and 13, can use it):
   :func:`pcnn_explore.study.preregistered.deep_sea.mapping_for`, drawn by bsuite's rule),
   ``train_overrides`` (TrainConfig fields for every run), ``train_profile`` (the TrainConfig preset
   each run starts from; None: ``profile``, so a notebook profile can ask for bsuite's budget while
-  its runs keep the study preset's DQN). Presets ``smoke`` / ``study`` / ``paper``
+  its runs keep the study preset's DQN), ``density_optimizer`` (the PixelCNN's optimizer reading the
+  study's PixelCNN lines train under, ``tf1`` or ``torch``, notebook 07's; None: a study that names none,
+  08-10 and 14). Presets ``smoke`` / ``study`` / ``paper``
   (``for_notebook(profile, seed=..., n_seeds=..., sizes=..., episodes=...)``).
 - :func:`study_specs` (the RunSpecs: env ``DeepSea-N-v0``, steps = episodes x N, since every DeepSea
   episode lasts exactly N agent steps; a line's per-size settings resolved for N, e.g.
@@ -107,6 +109,9 @@ class DeepSeaStudySettings(ExperimentSettings):
     train_overrides: tuple[tuple[str, Any], ...] = ()
     #: the TrainConfig preset of every run (None: ``profile``)
     train_profile: str | None = None
+    #: the PixelCNN's optimizer reading of the study's PixelCNN lines ("tf1" the paper's, "torch" the sensitivity
+    #: reading): each such line must state it (07 runs each reading's own lines); None: the study names none
+    density_optimizer: str | None = None
 
     def __post_init__(self) -> None:
         for name in ("sizes", "episodes", "seeds"):
@@ -145,6 +150,22 @@ class DeepSeaStudySettings(ExperimentSettings):
         if not whole(self.workers) or self.workers < 1:
             raise ValueError(f"workers must be a positive integer, got {self.workers!r}")
         check_mapping_seed(self.mapping_seed)
+        if self.density_optimizer is not None:
+            from pcnn_explore.experiments.density.density_training import check_reading
+
+            check_reading(self.density_optimizer)
+
+    def check_lines(self, variants: Sequence[StudyVariant]) -> None:
+        """ValueError, before any run, for a line that trains its PixelCNN under another optimizer reading than
+        the study's ``density_optimizer`` (none where the study names none)."""
+        if self.density_optimizer is None:
+            return
+        other = {v.key: dict(v.overrides)["density_optimizer"] for v in variants
+                 if dict(v.overrides).get("density_optimizer", self.density_optimizer) != self.density_optimizer}
+        if other:
+            raise ValueError(f"a {self.density_optimizer} run of the PixelCNN's optimizer readings cannot run "
+                             f"{', '.join(f'{k} ({r})' for k, r in other.items())}: give each reading's own lines "
+                             f"(paper_pixelcnn under tf1, paper_pixelcnn_torch under torch)")
 
     def mapping_of(self, seed: int) -> int | None:
         """The mapping seed of ``seed``'s runs (None: the env's, bsuite's 42)."""
@@ -214,6 +235,7 @@ def study_specs(settings: DeepSeaStudySettings, variants: Sequence[StudyVariant]
     from pcnn_explore.experiments.agents.agent_runs import RunSpec
 
     settings.check()
+    settings.check_lines(variants)
     keys = [v.key for v in variants]
     if not variants or len(set(keys)) != len(keys):
         raise ValueError(f"a study needs at least one variant and distinct keys, got {keys}")

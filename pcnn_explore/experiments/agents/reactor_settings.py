@@ -7,8 +7,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from pcnn_explore.study.preregistered.deep_sea import (LEVEL, PER_SEED, VERDICT_SEEDS, check_mapping_seed,
-                                                      mapping_of, refuse_seen_seeds)
+from pcnn_explore.study.preregistered.deep_sea import (LEVEL, PER_SEED, check_mapping_seed, mapping_of,
+                                                      refuse_seen_seeds)
+from pcnn_explore.study.preregistered.pixelcnn_readings import PLANS as READING_PLANS, check_new_seeds
 from pcnn_explore.study.preregistered.reactor import STUDY_EPISODES, STUDY_SIZES
 from pcnn_explore.run.variants import check_variant, variant_agent
 from pcnn_explore.profiles import ExperimentSettings, check_profile
@@ -18,9 +19,10 @@ from pcnn_explore.experiments.density.density_training import check_reading
 
 __all__ = ["STUDY_SEEDS", "ReactorStudySettings", "settings_for"]
 
-#: the study profile's seeds: the declared verdict seeds 701-720, used for nothing else, each on its
-#: own DeepSea map (:func:`pcnn_explore.study.preregistered.deep_sea.mapping_for`)
-STUDY_SEEDS = VERDICT_SEEDS
+#: the study profile's seeds: the PixelCNN readings' re-run's new verdict seeds for 13, 801-820, none run before it
+#: was declared (:data:`pcnn_explore.study.preregistered.pixelcnn_readings.PLANS`), used for nothing else, each on
+#: its own DeepSea map (:func:`pcnn_explore.study.preregistered.deep_sea.mapping_for`)
+STUDY_SEEDS = READING_PLANS["13"].seeds
 _LONGEST = 33  # one Reactor sequence (pcnn_explore.agents.sequence_replay.SEQ_LEN)
 #: the study profile's test: every claim is decided by the exact sign flip
 _STUDY_TEST = "sign_flip"
@@ -92,6 +94,7 @@ class ReactorStudySettings(ExperimentSettings):
         check_reading(self.density_optimizer)
         if self.profile == "study":
             refuse_seen_seeds(self.seeds, "", f"{STUDY_SEEDS[0]}..{STUDY_SEEDS[-1]} (seed=None)")
+            check_new_seeds(self.seeds, "notebook 13: ")
             need = seeds_needed(_STUDY_TEST, LEVEL)
             if len(self.seeds) < need:
                 raise ValueError(f"{len(self.seeds)} seeds cannot decide notebook 13's claims at the study profile: "

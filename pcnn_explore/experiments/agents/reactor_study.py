@@ -55,10 +55,12 @@ decided by the exact sign-flip test paired by seed id (no claim's quantity is th
 notebook's word combines the paper claims (:func:`pcnn_explore.study.notebook_words`); the kit word,
 beside it, the kit claims; a kit claim never enters the notebook's word.
 
-Seeds: the study profile runs the declared verdict seeds 701-720
-(:data:`pcnn_explore.study.preregistered.deep_sea.VERDICT_SEEDS`), each on its own DeepSea map
-(mapping seed = seed + 10,000, bsuite's rule), and refuses, before any training, a tuning seed, a
-seen seed (401-410) or fewer seeds than the sign-flip test needs to reach its level
+Seeds: the study profile runs the declared verdict seeds 801-820 of the PixelCNN readings' re-run
+(:data:`~pcnn_explore.experiments.agents.reactor_settings.STUDY_SEEDS`,
+:mod:`pcnn_explore.study.preregistered.pixelcnn_readings`), each on its own DeepSea map
+(mapping seed = seed + 10,000, bsuite's rule), under the settings' ``density_optimizer`` (tf1 by default), and
+refuses, before any training, a tuning seed, a seen seed (401-410, 701-740, 7, 8, 11, 13) or any other seed than
+those, or fewer seeds than the sign-flip test needs to reach its level
 (:func:`pcnn_explore.verdicts.seeds_needed`, 6 at 0.95). The smoke profile's 2 seeds are "not
 testable at this profile" by the tests' own arithmetic.
 

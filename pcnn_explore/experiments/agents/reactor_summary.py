@@ -11,7 +11,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from pcnn_explore.experiments.agents.reactor_lines import LINES, _exploration
-from pcnn_explore.experiments.agents.reactor_settings import ReactorStudySettings
+from pcnn_explore.experiments.agents.reactor_settings import STUDY_SEEDS, ReactorStudySettings
 from pcnn_explore.run.variants import MMC_BETA
 from pcnn_explore.study import Decision, decide, metrics_record, notebook_words
 from pcnn_explore.study.preregistered.deep_sea import LEVEL
@@ -42,11 +42,13 @@ def decisions(study: dict[str, Any], seeds: Sequence[int], variants, level: floa
     on ``study``'s per-seed values (``study["per_seed"][line][quantity]``, one per seed of ``seeds``):
     a paired claim on a's and b's values paired by seed; ``traces_cut`` on the MMC mix of the DQN-CTS
     runs minus the trace product of each seed whose Reactor-CTS runs replayed a large reward from an
-    episode's first step (the other seeds have none)."""
+    episode's first step (the other seeds have none). Each claim's design holds the study profile's declared
+    seeds, the PixelCNN readings' re-run's 801-820 (:data:`~pcnn_explore.experiments.agents.reactor_settings.STUDY_SEEDS`)."""
     out = []
     for c in CLAIMS:
         if not all(k in variants for k in c.lines):
             continue
+        c = dataclasses.replace(c, design=dataclasses.replace(c.design, seeds=STUDY_SEEDS))
         labels = tuple(LINES[k].display for k in c.lines)
         if c.quantity == "from_start_product":
             beta = float(study["dqn_mmc_beta"])

@@ -20,8 +20,10 @@ Three parts, each a function of :class:`ExplorationSettings`:
 The paper's claim is decided on the paper's lines alone, per seed whether the run reached the goal
 late, by Fisher's exact test (:func:`reach_decisions`, through :func:`pcnn_explore.study.decide`);
 at fewer than 6 seeds per line it is "not testable: too few seeds at this profile" (the smoke
-profile's one). The study profile runs the 20 verdict seeds 701-720
-(:data:`pcnn_explore.study.preregistered.deep_sea.VERDICT_SEEDS`), none of which chose a setting.
+profile's one). The study profile runs the 20 verdict seeds 801-820 of the PixelCNN readings' re-run
+(:data:`~pcnn_explore.experiments.exploration.laptop_settings.STUDY_SEEDS`,
+:mod:`pcnn_explore.study.preregistered.pixelcnn_readings`), none of which chose a setting, under the settings'
+``density_optimizer`` (tf1, the paper's reading, by default); it refuses any other seed.
 The kit's line gets the same test as a kit claim; the claims are declared in
 :mod:`pcnn_explore.study.preregistered.exploration_on_a_laptop`.
 

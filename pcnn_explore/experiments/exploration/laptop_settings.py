@@ -14,12 +14,16 @@ from pcnn_explore.envs.deep_sea import deep_sea_id
 from pcnn_explore.experiments.density.density_training import check_reading
 from pcnn_explore.experiments.agents.agent_runs import RunSpec
 from pcnn_explore.run.lines import baseline_line, line as named_line
-from pcnn_explore.study.preregistered.deep_sea import (PER_SEED, VERDICT_SEEDS, check_mapping_seed, mapping_of,
-                                                      refuse_seen_seeds)
+from pcnn_explore.study.preregistered.deep_sea import PER_SEED, check_mapping_seed, mapping_of, refuse_seen_seeds
+from pcnn_explore.study.preregistered.pixelcnn_readings import PLANS as READING_PLANS, check_new_seeds
 from pcnn_explore.run.variants import check_variant
 from pcnn_explore.profiles import ExperimentSettings, check_profile
 
-__all__ = ["DEEP_SEA_LINES", "ExplorationSettings", "deep_sea_specs", "room_specs"]
+__all__ = ["DEEP_SEA_LINES", "STUDY_SEEDS", "ExplorationSettings", "deep_sea_specs", "room_specs"]
+
+#: the study profile's seeds: the PixelCNN readings' re-run's new verdict seeds for 12, 801-820, none run before it
+#: was declared (:data:`pcnn_explore.study.preregistered.pixelcnn_readings.PLANS`), each on its own DeepSea map
+STUDY_SEEDS = READING_PLANS["12"].seeds
 
 #: the DeepSea lines by variant name, each a named line with every setting stated and its kind
 #: ("baseline", "paper" or "kit"): :mod:`pcnn_explore.experiments.agents.lines`
@@ -38,7 +42,7 @@ class ExplorationSettings(ExperimentSettings):
     (the paper's, the default) or "torch" (the sensitivity reading); the CTS lines ignore it."""
 
     profile: str = "study"
-    seeds: tuple[int, ...] = VERDICT_SEEDS  # (the declared verdict seeds 701-720: no setting was chosen on them)
+    seeds: tuple[int, ...] = STUDY_SEEDS  # (the declared new verdict seeds 801-820: no setting was chosen on them)
     mapping_seed: int | str | None = None
     deep_sea_sizes: tuple[int, ...] = (6, 10, 14)
     deep_sea_variants: tuple[str, ...] = ("dqn", "dqn_mmc", "cts_mmc", "pixelcnn_mmc", "pixelcnn_pos_mmc",
@@ -104,7 +108,8 @@ class ExplorationSettings(ExperimentSettings):
         check_mapping_seed(self.mapping_seed)
         check_reading(self.density_optimizer)
         if self.profile == "study":
-            refuse_seen_seeds(self.seeds, "of notebook 12 ", f"{VERDICT_SEEDS[0]}..{VERDICT_SEEDS[-1]}")
+            refuse_seen_seeds(self.seeds, "of notebook 12 ", f"{STUDY_SEEDS[0]}..{STUDY_SEEDS[-1]}")
+            check_new_seeds(self.seeds, "notebook 12: ")
         if self.counts_size < 3:
             raise ValueError(f"counts_size must be at least 3 (DeepSea-3 is the smallest), got {self.counts_size}")
         check_env_id(self.room_env)

@@ -69,7 +69,7 @@ __all__ = ["TUNING_SEEDS", "TUNING_MAPPINGS", "PILOT_SEEDS", "VERDICT_SEEDS", "V
            "FOUND_SESOI",
            "MAPPING_OFFSET", "MAPPING_RULE", "mapping_for", "check_mapping_seed", "mapping_of", "refuse_seen_seeds", "STUDY_DESIGN", "VERDICT_MAPPING", "LEVEL", "Plan", "PLANS",
            "QUANTITIES", "plan", "NOTEBOOK_FIGURES", "NOTEBOOKS", "PIXELCNN_CANNOT_COUNT", "PIXELCNN_BEATS_CTS_ON_DEEP_SEA",
-           "RUN_WITH_CTS", "SECOND_READINGS", "POSITIVE_CONTROLS", "SECOND_READING_CONTROLS", "FLOORS",
+           "RUN_WITH_CTS", "SECOND_READINGS", "DECLARED", "POSITIVE_CONTROLS", "SECOND_READING_CONTROLS", "FLOORS",
            "random_success_rate", "random_finds_within"]
 
 #: seeds the kit's DeepSea settings and additions were chosen or looked at on: never a verdict's
@@ -265,6 +265,12 @@ def _too_few(claim: Claim) -> Claim:
                                     + (f"; {claim.note}" if claim.note else ""))
 
 
+#: each plan's claims as declared, with the plan's design, before the power analysis sized them (:func:`_too_few`):
+#: notebook -> claim name -> claim (a re-run whose own preregistration sizes a claim again starts from these,
+#: :mod:`pcnn_explore.study.preregistered.pixelcnn_readings`)
+DECLARED: dict[str, dict[str, Claim]] = {}
+
+
 def _plan(notebook: str, figure: str, paper: str, lines: tuple[str, ...], claims: tuple[Claim, ...], scope: str,
           stop_when_solved: bool = True) -> Plan:
     d = DESIGNS[notebook]
@@ -274,8 +280,10 @@ def _plan(notebook: str, figure: str, paper: str, lines: tuple[str, ...], claims
 
     def fixed(c: Claim) -> Claim:
         effect = POWER[c.name]["effect_of_interest"] if c.name in POWER else None
-        return _too_few(dataclasses.replace(c, notebook=NOTEBOOKS[notebook], paper=paper, where=figure,
-                                            design=Design(seeds, d["sizes"], budget, effect)))
+        declared = dataclasses.replace(c, notebook=NOTEBOOKS[notebook], paper=paper, where=figure,
+                                       design=Design(seeds, d["sizes"], budget, effect))
+        DECLARED.setdefault(notebook, {})[c.name] = declared
+        return _too_few(declared)
 
     return Plan(notebook, figure, paper, lines, d["sizes"], d["episodes"], seeds, tuple(fixed(c) for c in claims),
                 scope, d["budget_minutes"], stop_when_solved)
