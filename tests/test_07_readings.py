@@ -20,6 +20,7 @@ import pytest
 from pcnn_explore.experiments.agents import deep_sea_figures as dsf
 from pcnn_explore.experiments.agents import deep_sea_study as study
 from pcnn_explore.report.take import joined_metrics
+from pcnn_explore.run.lines import reading_free
 from pcnn_explore.study import DEPENDS_ON_OPTIMIZER, Claim, decide, decisions_of, join_readings
 from pcnn_explore.study.preregistered import deep_sea as pre
 from pcnn_explore.study.preregistered import pixelcnn_readings as rerun
@@ -154,7 +155,7 @@ def test_join_keeps_the_claims_of_no_pixelcnn_line_and_joins_the_others_in_the_p
     tf1, torch = _tf1(), _torch()
     assert [d.word for d in tf1] == ["agrees", "agrees", "differs", "agrees", "agrees"]
     assert [d.word for d in torch] == ["differs", "agrees"]
-    joined = join_readings(tf1, torch)
+    joined = join_readings(tf1, torch, reading_free=reading_free)
     assert [d.name for d in joined] == [d.name for d in tf1]
     # a claim none of whose lines trains a PixelCNN (DQN, DQN + MMC, the CTS lines, a CTS kit line) is kept as it is
     for i in (0, 2, 4):
@@ -189,15 +190,22 @@ def test_join_refuses_any_other_difference_naming_the_claims(case, named):
         tf1 = [*tf1, _decided("reactor_pos", ("reactor_pixelcnn_pos", "reactor"), 0.1, "kit")]
     with pytest.raises(ValueError, match=rf"the tf1 and torch runs decide different claims \({named}\): run the same "
                                          "notebook, at the same profile, under each reading$"):
-        join_readings(tf1, torch)
+        join_readings(tf1, torch, reading_free=reading_free)
+
+
+def test_join_without_a_reading_free_rule_asks_every_claim_of_both_runs():
+    """The study layer knows no lines: only the caller's rule (the run layer's, which the report passes) lets the
+    sensitivity run leave a claim out."""
+    with pytest.raises(ValueError, match=r"decide different claims \(cts_bonus_explores, kit_novelty_helps, horizon\)"):
+        join_readings(_tf1(), _torch())
 
 
 def test_join_refuses_the_torch_runs_claims_in_another_order_or_joined_twice():
     tf1, torch = _tf1(), _torch()
     with pytest.raises(ValueError, match=r"decide different claims \(the same claims in another order\)"):
-        join_readings(tf1, torch[::-1])
+        join_readings(tf1, torch[::-1], reading_free=reading_free)
     with pytest.raises(ValueError, match="already: take each reading's own run"):
-        join_readings(join_readings(tf1, torch), torch)
+        join_readings(join_readings(tf1, torch, reading_free=reading_free), torch, reading_free=reading_free)
 
 
 # ------------------------------------------------------------------ each run's metrics.json and the take

@@ -40,6 +40,7 @@ from pcnn_explore.report.records import (RECORDS, folder_of, plain_name, read_me
                                          real_files_only)
 from pcnn_explore.report.styles import copy_stylesheets, stylesheets_of
 from pcnn_explore.study import OPTIMIZER_READINGS, decisions_of, join_readings, metrics_record
+from pcnn_explore.run.lines import reading_free
 
 __all__ = ["KEPT_FOLDERS", "STAGING_PREFIX", "SENSITIVITY", "take", "joined_metrics", "check_report", "report_lock",
            "clear_staging"]
@@ -267,7 +268,7 @@ def joined_metrics(paper: dict, sensitivity: dict, reading: str, record: dict, w
         raise ValueError(f"{where}: the {names[0]} run is a {paper.get('profile')!r} run and the {reading} run a "
                          f"{sensitivity.get('profile')!r} one: run both at the same profile")
     try:
-        joined = join_readings(decisions_of(paper), decisions_of(sensitivity), names)
+        joined = join_readings(decisions_of(paper), decisions_of(sensitivity), names, reading_free=reading_free)
     except ValueError as e:
         raise ValueError(f"{where}: {e}") from None
     side = {"reading": reading, "seconds": record.get("seconds"), "commit": record.get("commit")}

@@ -50,7 +50,7 @@ from typing import Any
 from pcnn_explore.bonus import PAPER_BONUS_FORM
 from pcnn_explore.envs.deep_sea import DEEP_SEA_MMC_BETA, DEEP_SEA_NOVELTY_EPSILON
 
-__all__ = ["StudyVariant", "study_variant", "PAPER_METHOD", "PAPER_BONUS", "PAPER_DENSITY_OPTIMIZER", "KIT_ADDITIONS", "CTS_SCALE_SENSITIVITY", "FIG12_SCALES", "KINDS", "paper_bonus",
+__all__ = ["StudyVariant", "study_variant", "takes_optimizer_reading", "reading_free", "PAPER_METHOD", "PAPER_BONUS", "PAPER_DENSITY_OPTIMIZER", "KIT_ADDITIONS", "CTS_SCALE_SENSITIVITY", "FIG12_SCALES", "KINDS", "paper_bonus",
            "horizon_bonus_scale", "SIZE_RULES", "ATARI_HORIZON", "HORIZON_GAMMA", "baseline_line", "paper_line", "kit_line", "line", "LINES", "exploration_rule", "resolved_settings"]
 
 KINDS = ("baseline", "paper", "kit")
@@ -270,6 +270,28 @@ def line(key: str) -> StudyVariant:
 def exploration_rule(v: StudyVariant) -> str:
     """"epsilon-greedy" or "novelty-scaled epsilon" (the kit's), from the line's settings."""
     return "novelty-scaled epsilon" if dict(v.overrides).get("novelty_epsilon", 0.0) else "epsilon-greedy"
+
+
+def takes_optimizer_reading(key: str) -> bool:
+    """Whether ``key`` may train a density model under an optimizer reading: False only for a named line
+    (:data:`LINES`) whose bonus model takes none (no ``rmsprop`` option in its registry entry,
+    :data:`pcnn_explore.density.REGISTRY`: DQN, the CTS lines); True for a PixelCNN line and for any name that is no
+    named line (a density notebook's runs, 13's Reactor lines), of which nothing is known."""
+    from pcnn_explore.density import REGISTRY
+    from pcnn_explore.run.variants import variant_overrides
+
+    v = LINES.get(key)
+    if v is None:
+        return True
+    bonus = {**variant_overrides(v.variant), **dict(v.overrides)}.get("bonus", "none")
+    return bonus != "none" and (bonus not in REGISTRY or "rmsprop" in REGISTRY[bonus].options)
+
+
+def reading_free(claim) -> bool:
+    """Whether a claim (:class:`pcnn_explore.study.Claim`) compares named lines none of which takes an optimizer
+    reading (:func:`takes_optimizer_reading`): the sensitivity run of the PixelCNN's optimizer need not decide it
+    (:func:`pcnn_explore.study.join_readings`' ``reading_free``; 07's torch run takes only its PixelCNN lines)."""
+    return bool(claim.lines) and not any(takes_optimizer_reading(k) for k in claim.lines)
 
 
 def resolved_settings(v: StudyVariant, env: str, profile: str) -> dict[str, Any]:

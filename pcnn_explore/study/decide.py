@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from pcnn_explore.study.claim import PAIRED, TWO_LINES, Claim
 from pcnn_explore.study.decision import DEPENDS_ON_OPTIMIZER, DEPENDS_ON_SCALE, OPTIMIZER_READINGS, SCHEMA, Decision
@@ -166,39 +166,18 @@ def combine_readings(first: Decision, second: Decision, names: tuple[str, str] =
         f"{depends}: {under[0]}, {first.sentence}; {under[1]}, {second.sentence}"))
 
 
-def _trains_pixelcnn(key: str) -> bool:
-    """Whether ``key`` may train a density model under an optimizer reading: False only for a named line
-    (:data:`pcnn_explore.run.lines.LINES`) whose bonus model takes none (no ``rmsprop`` option in its registry
-    entry, :data:`pcnn_explore.density.REGISTRY`: DQN, the CTS lines); True for a PixelCNN line and for any name
-    that is no named line (a density notebook's runs, 13's Reactor lines), of which nothing is known. (Imported at
-    the call: the lines are the run layer's.)"""
-    from pcnn_explore.density import REGISTRY
-    from pcnn_explore.run.lines import LINES
-    from pcnn_explore.run.variants import variant_overrides
-
-    v = LINES.get(key)
-    if v is None:
-        return True
-    bonus = {**variant_overrides(v.variant), **dict(v.overrides)}.get("bonus", "none")
-    return bonus != "none" and (bonus not in REGISTRY or "rmsprop" in REGISTRY[bonus].options)
-
-
-def _reading_free(d: Decision) -> bool:
-    """A claim the sensitivity run of the PixelCNN's optimizer need not decide: it compares lines, none of which
-    trains a PixelCNN (:func:`_trains_pixelcnn`)."""
-    return bool(d.claim.lines) and not any(_trains_pixelcnn(k) for k in d.claim.lines)
-
-
 def join_readings(first: Sequence[Decision], second: Sequence[Decision],
-                  names: tuple[str, str] = OPTIMIZER_READINGS) -> list[Decision]:
+                  names: tuple[str, str] = OPTIMIZER_READINGS,
+                  reading_free: Callable[[Claim], bool] | None = None) -> list[Decision]:
     """The claims of one notebook run under two readings (``first``: the paper's run, ``second``: the
     sensitivity run), claim by claim in ``first``'s order (:func:`combine_readings`). A claim of ``first`` that
-    ``second`` does not decide is kept as it is when none of its lines trains a PixelCNN (07's sensitivity run
-    takes only the lines that do, :func:`_reading_free`). ValueError where ``second`` lacks any other claim of
-    ``first``, decides one ``first`` does not, decides them in another order, or where a claim already carries
-    these readings."""
+    ``second`` does not decide is kept as it is where ``reading_free(its claim)`` (none of its lines trains under
+    the readings: :func:`pcnn_explore.run.lines.reading_free`, which the report passes; 07's sensitivity run takes
+    only its PixelCNN lines); None: every claim must be decided by both. ValueError where ``second`` lacks any
+    other claim of ``first``, decides one ``first`` does not, decides them in another order, or where a claim
+    already carries these readings."""
     a, b = [d.name for d in first], [d.name for d in second]
-    kept = {d.name for d in first if d.name not in b and _reading_free(d)}
+    kept = {d.name for d in first if d.name not in b and reading_free is not None and reading_free(d.claim)}
     only = [n for n in a if n not in b and n not in kept] + [n for n in b if n not in a]
     if only or [n for n in a if n in b] != b:
         only = ", ".join(only) or "the same claims in another order"
