@@ -57,7 +57,7 @@ SHORT_CLAIMS = {
     "00_pseudo_counts": "Pseudo-counts grow with real counts; PixelCNN's prediction gain never vanishes (Sec. 2.1, 5, 7)",
     "01_online_vs_shuffled": "Online, shuffled and with-replacement training learn alike (Fig. 2, left)",
     "02_episode_start_spikes": "The density model's loss spikes at episode starts (Fig. 2, middle)",
-    "03_lr_schedules": "Constant 1e-3 and 0.1 n^-1/2 each give the lowest loss; n^-1 worst (Fig. 3)",
+    "03_lr_schedules": "Lowest loss: constant 1e-3 (caption), or it or 0.1 n^-1/2 (text); n^-1 worst (Fig. 3)",
     "04_samples": "PixelCNN samples look better than CTS samples after 25K steps (Fig. 4)",
     "05_pg_montezuma": "PixelCNN's prediction gain is lower and smoother than CTS's, with sharper peaks (Fig. 9)",
     "06_conv_cts": "Convolutions explain part, not all, of PixelCNN's edge over CTS (App. C)",
