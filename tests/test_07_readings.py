@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import shutil
 import subprocess
 import sys
 import types
@@ -28,6 +27,7 @@ from pcnn_explore.study.preregistered.deep_sea_power import DESIGNS
 
 from test_claims_snapshot import check_agent_rerun
 from test_deep_sea_study import _log
+from test_reproduce_reading import take_both_readings
 
 SEEDS = tuple(range(801, 841))
 PIXELCNN_CLAIMS = ("pixelcnn_bonus_explores", "pixelcnn_beats_cts", "position_bias_helps")
@@ -263,11 +263,7 @@ def test_two_smoke_runs_of_07_one_per_reading_are_taken_into_a_report_as_one(tmp
         assert set(m["lines"]) == set(lines)
         assert [c["name"] for c in m["claims"]] == [c.name for c in dsf.plan("fig5", reading).claims]
         runs[reading] = out
-    report = tmp_path / "report"
-    shutil.copytree(runs["tf1"], report)
-    done = subprocess.run([*_CLI, "reproduce", "--rerender", str(report), "--take", str(runs["tf1"]),
-                           "--take-reading", f"torch={runs['torch']}"], capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr
+    report = take_both_readings(runs, tmp_path / "report")
     taken = json.loads((report / nb / "metrics.json").read_text())
     assert taken["settings"]["density_optimizer"] == "tf1"
     assert taken["sensitivity_reading"]["settings"]["density_optimizer"] == "torch"

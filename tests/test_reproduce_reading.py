@@ -28,6 +28,16 @@ def _notebook(prefix: str) -> Path:
     return path
 
 
+def take_both_readings(runs: dict, report: Path) -> Path:
+    """A report made of ``runs["tf1"]`` (a copy), into which ``reproduce --rerender --take`` takes the tf1 run with
+    ``--take-reading torch=runs["torch"]``; the report's folder."""
+    shutil.copytree(runs["tf1"], report)
+    done = subprocess.run([*_CLI, "reproduce", "--rerender", str(report), "--take", str(runs["tf1"]),
+                           "--take-reading", f"torch={runs['torch']}"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    return report
+
+
 @pytest.mark.parametrize("prefix", sorted(EXPECTED))
 def test_each_notebook_takes_the_reading_by_its_parameters_cells_name(prefix):
     assert reading_parameter(_notebook(prefix)) == EXPECTED[prefix]
@@ -70,11 +80,7 @@ def test_a_torch_run_is_taken_beside_the_paper_readings_run(tmp_path):
         metrics = json.loads((out / "02_episode_start_spikes" / "metrics.json").read_text())
         assert metrics["settings"]["rmsprop"] == reading
         runs[reading] = out
-    report = tmp_path / "report"
-    shutil.copytree(runs["tf1"], report)
-    done = subprocess.run([*_CLI, "reproduce", "--rerender", str(report), "--take", str(runs["tf1"]),
-                           "--take-reading", f"torch={runs['torch']}"], capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr
+    report = take_both_readings(runs, tmp_path / "report")
     taken = json.loads((report / "02_episode_start_spikes" / "metrics.json").read_text())
     assert taken["settings"]["rmsprop"] == "tf1"
     assert taken["sensitivity_reading"]["settings"]["rmsprop"] == "torch"
