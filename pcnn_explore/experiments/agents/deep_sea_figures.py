@@ -180,12 +180,14 @@ def metrics(figure: str, study: DeepSeaStudy, decided: list[Decision], atari: di
     from pcnn_explore.envs.deep_sea import deep_sea_id
     from pcnn_explore.run.lines import exploration_rule, resolved_settings
 
+    p = plan(figure, study.settings.density_optimizer)
+
     env = deep_sea_id(study.settings.sizes[0])
     rates = {k: study.per_seed(k, "success_rate") for k in study.keys}
     solved = {k: sum(r.solved for r in study.runs if r.key == k) for k in study.keys}
     runs = {k: sum(1 for r in study.runs if r.key == k) for k in study.keys}
     out = {"profile": study.settings.profile, "figure": FIGURES[figure], "settings": study.settings.to_dict(),
-           "plan": plan(figure, study.settings.density_optimizer).to_dict(),
+           "plan": p.to_dict(),
            "lines": {v.key: {"variant": v.variant, "label": v.display, "kind": v.kind,
                              "exploration": exploration_rule(v), "overrides": dict(v.overrides),
                              "settings": resolved_settings(v, env, study.settings.profile)} for v in study.variants},
@@ -195,7 +197,7 @@ def metrics(figure: str, study: DeepSeaStudy, decided: list[Decision], atari: di
            "scaling": study.scaling_rows(), "wall_s": study.wall_s,
            "summary": {**{f"{k}_solved_runs": f"{solved[k]} of {runs[k]}" for k in study.keys},
                        "run_minutes": study.wall_s / 60},
-           "paper": {"verdict": plan(figure, study.settings.density_optimizer).paper},
+           "paper": {"verdict": p.paper},
            "main_figure": "deep_sea_scaling.png", **metrics_record(decided)}
     if atari is not None:
         out["atari"] = atari

@@ -33,13 +33,9 @@ _DECIDED = "decided"
 
 def check_reading(reading: str | None) -> str:
     """``reading`` (None: the paper's, tf1) if it is one of the readings, else a ValueError naming them."""
-    if reading is None:
-        return rerun.PAPER_READING
-    if reading not in rerun.READINGS:
-        raise ValueError(f"density_optimizer must be one of {', '.join(rerun.READINGS)} (the PixelCNN's optimizer "
-                         f"reading: {rerun.PAPER_READING} the paper's, {rerun.SENSITIVITY_READING} the sensitivity "
-                         f"reading) or None ({rerun.PAPER_READING}), got {reading!r}")
-    return reading
+    from pcnn_explore.experiments.density.density_training import check_reading as check_one
+
+    return rerun.PAPER_READING if reading is None else check_one(reading, "density_optimizer")
 
 
 def _uses_pixelcnn(claim) -> bool:

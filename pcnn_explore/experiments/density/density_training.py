@@ -227,13 +227,13 @@ class DensityExperimentSettings(ExperimentSettings):
         return {k: v for k, v in common.items() if k in density_spec(name).options}
 
 
-def check_reading(rmsprop: object) -> str:
+def check_reading(rmsprop: object, setting: str = "rmsprop") -> str:
     """``rmsprop`` if it names a reading of the PixelCNN's RMSProp (:data:`pcnn_explore.names.DENSITY_OPTIMIZERS`),
-    else a ValueError naming the choices."""
+    else a ValueError naming the choices and the ``setting`` it was given as."""
     from pcnn_explore.names import DENSITY_OPTIMIZERS
 
     if not isinstance(rmsprop, str) or rmsprop not in DENSITY_OPTIMIZERS:
-        raise ValueError(f"setting rmsprop must be one of {', '.join(DENSITY_OPTIMIZERS)} (the PixelCNN's optimizer "
+        raise ValueError(f"setting {setting} must be one of {', '.join(DENSITY_OPTIMIZERS)} (the PixelCNN's optimizer "
                          f"reading: 'tf1' the paper's, 'torch' the sensitivity reading), got {rmsprop!r}")
     return rmsprop
 
