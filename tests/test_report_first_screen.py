@@ -356,14 +356,22 @@ def test_the_shipped_first_screen_answers():
 
 
 def test_no_agent_verdict_of_the_shipped_report_uses_a_seen_or_tuning_seed():
+    from pcnn_explore.study.preregistered import pixelcnn_readings as readings
     from pcnn_explore.study.preregistered.deep_sea import PER_SEED, PILOT_SEEDS, TUNING_SEEDS, VERDICT_SEED_POOL
 
     _, metrics = _shipped()
     agents = [name for name in metrics if name[:2] in ("07", "08", "09", "10", "12", "13")]
     assert len(agents) == 6
     for name in agents:
-        settings = metrics[name]["settings"]
-        seeds = set(settings["seeds"])
-        assert len(seeds) >= 20 and seeds <= set(VERDICT_SEED_POOL), name  # declared verdict seeds, 20 or more
-        assert not seeds & (set(PILOT_SEEDS) | set(TUNING_SEEDS)), name
-        assert settings["mapping_seed"] == PER_SEED, name  # each seed on its own declared map
+        runs = [metrics[name]["settings"]]
+        if "sensitivity_reading" in metrics[name]:  # re-run under the PixelCNN's readings: the new seeds declared for it
+            runs.append(metrics[name]["sensitivity_reading"]["settings"])
+            pool = set(readings.PLANS[name[:2]].seeds)
+            assert pool <= set(readings.VERDICT_SEEDS) and not pool & set(readings.SEEN_SEEDS), name
+        else:
+            pool = set(VERDICT_SEED_POOL)
+        for settings in runs:
+            seeds = set(settings["seeds"])
+            assert len(seeds) >= 20 and seeds <= pool, name  # declared verdict seeds, 20 or more
+            assert not seeds & (set(PILOT_SEEDS) | set(TUNING_SEEDS)), name
+            assert settings["mapping_seed"] == PER_SEED, name  # each seed on its own declared map
