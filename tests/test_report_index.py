@@ -387,7 +387,6 @@ def test_the_shipped_study_report_reads_as_words_with_a_short_top_table():
 
 def test_learning_rate_schedules_are_named_as_the_paper_writes_them():
     from pcnn_explore.report.claims import claims_of
-
     from pcnn_explore.study.preregistered import lr_schedules as plan
 
     m = json.loads((_STUDY_REPORT / "03_lr_schedules" / "metrics.json").read_text())
